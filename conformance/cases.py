@@ -1,0 +1,323 @@
+"""Stage 1 of the pipeline: read case files, validate them, and say exactly where they are wrong.
+
+Case files are data: they are read with PyYAML's safe loader only, checked against
+``schema/cases.schema.json`` and then against the operator signatures. Every error names the
+file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import yaml
+
+from .operators import Operator, operators
+
+SCHEMA_DIR = Path(__file__).with_name("schema")
+REGISTRY_FILE = "ambiguities.yaml"
+DEFAULT_DOMAIN = "ai.onnx"
+
+FieldPath = tuple[Any, ...]
+
+
+class CaseError(Exception):
+    """A case file is malformed."""
+
+    def __init__(self, file: Path, line: int, field_path: FieldPath | str, message: str):
+        self.file, self.line, self.message = file, line, message
+        self.field = field_path if isinstance(field_path, str) else format_path(field_path)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f" {self.field}:" if self.field else ""
+        return f"{self.file}:{self.line}:{where} {self.message}"
+
+
+def format_path(path: FieldPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+@dataclass(frozen=True)
+class Source:
+    """A YAML document and where each of its fields sits."""
+
+    file: Path
+    data: Any
+    lines: dict[FieldPath, int]
+
+    def line(self, path: FieldPath) -> int:
+        for end in range(len(path), -1, -1):
+            if path[:end] in self.lines:
+                return self.lines[path[:end]]
+        return 1
+
+    def error(self, path: FieldPath, message: str) -> CaseError:
+        return CaseError(self.file, self.line(path), path, message)
+
+
+def read_yaml(file: Path, schema_name: str) -> Source:
+    """Parse ``file`` safely, record the line of every field, and validate it against a schema."""
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CaseError(file, 1, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise CaseError(file, 1, "", f"cannot be read: {e.strerror}") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        lines: dict[FieldPath, int] = {}
+        if root is not None:
+            _record_lines(file, root, (), lines)
+        data = yaml.load(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else 1
+        raise CaseError(file, line, "", f"YAML error: {e.problem or e.context}") from None
+    except yaml.YAMLError as e:
+        raise CaseError(file, 1, "", f"YAML error: {e}") from None
+    source = Source(file, data, lines)
+    if data is None:
+        raise CaseError(file, 1, "", "the file is empty")
+    validator = jsonschema.Draft202012Validator(_schema(schema_name))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        path = tuple(error.absolute_path)
+        raise source.error(path, _schema_message(error))
+    return source
+
+
+def _record_lines(file: Path, node: yaml.Node, path: FieldPath, lines: dict[FieldPath, int]) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                raise CaseError(file, key_node.start_mark.line + 1, path + (key,), "duplicate key")
+            seen.add(key)
+            lines[path + (key,)] = key_node.start_mark.line + 1
+            _record_lines(file, value_node, path + (key,), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record_lines(file, item, path + (index,), lines)
+
+
+def _schema_message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown field")
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is required")
+    if error.validator in ("oneOf", "anyOf") and error.validator_value and isinstance(error.instance, dict):
+        return f"does not match any accepted form: {error.message}"
+    return error.message
+
+
+@cache
+def _schema(name: str) -> dict:
+    return json.loads((SCHEMA_DIR / name).read_text())
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    id: str
+    title: str
+    status: str  # open: tagged items are divergent; resolved: the tag informs only
+    interpretations: dict[str, str]
+    reference: str | None
+    entry: dict
+
+
+def load_registry(case_dir: Path) -> dict[str, Ambiguity]:
+    """The bundled ambiguity registry, extended by ``case_dir``'s own if it has one."""
+    registry = {}
+    for directory in dict.fromkeys([bundled_case_dir(), case_dir]):
+        file = directory / REGISTRY_FILE
+        if not file.exists():
+            continue
+        source = read_yaml(file, "ambiguities.schema.json")
+        for key, entry in source.data.items():
+            if entry.get("reference") and entry["reference"] not in entry["interpretations"]:
+                raise source.error((key, "reference"), f"names no interpretation of {key}")
+            registry[key] = Ambiguity(
+                id=key,
+                title=entry["title"],
+                status=entry["status"],
+                interpretations=entry["interpretations"],
+                reference=entry.get("reference"),
+                entry=entry,
+            )
+    return registry
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    dtype: str | None
+    data: Any = None  # nested list, or None for a random input
+    random: dict | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self.random is not None:
+            return tuple(self.random["shape"])
+        return np.shape(self.data)
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    name: str
+    dtype: str | None
+    data: Any = None  # nested list, or None when derived
+
+    @property
+    def derived(self) -> bool:
+        return self.data is None
+
+
+@dataclass(frozen=True)
+class Case:
+    source: Source = field(repr=False)
+    path: FieldPath
+    op: str
+    domain: str
+    name: str
+    description: str
+    provenance: dict
+    versions: dict | list | None
+    dtypes: list[str] | str | None
+    attributes: dict[str, Any]
+    inputs: tuple[InputSpec, ...]
+    outputs: tuple[OutputSpec, ...]
+    reject: str | None
+    ambiguity: Ambiguity | None
+    alternatives: dict[str, dict[str, dict]]
+    expected_reading: str | None
+    erratum: dict | None
+
+    @property
+    def file(self) -> Path:
+        return self.source.file
+
+    @property
+    def line(self) -> int:
+        return self.source.line(self.path)
+
+    def error(self, subpath: FieldPath, message: str) -> CaseError:
+        return self.source.error(self.path + subpath, message)
+
+
+def load_case_file(file: Path, registry: dict[str, Ambiguity]) -> list[Case]:
+    source = read_yaml(file, "cases.schema.json")
+    domain = source.data.get("domain", DEFAULT_DOMAIN)
+    operator = operators().get((domain, source.data["op"]))
+    if operator is None:
+        known = ", ".join(sorted(f"{d}:{o}" for d, o in operators()))
+        raise source.error(("op",), f"unknown operator {domain}:{source.data['op']} (known: {known})")
+    cases, names = [], set()
+    for index, raw in enumerate(source.data["cases"]):
+        path = ("cases", index)
+        if raw["name"] in names:
+            raise source.error(path + ("name",), f"duplicate case name {raw['name']!r}")
+        names.add(raw["name"])
+        cases.append(_build_case(source, path, raw, operator, registry))
+    return cases
+
+
+def _build_case(source: Source, path: FieldPath, raw: dict, operator: Operator,
+                registry: dict[str, Ambiguity]) -> Case:
+    def error(subpath: FieldPath, message: str) -> CaseError:
+        return source.error(path + subpath, message)
+
+    reject = raw.get("reject")
+    input_ports = {p.name for v in operator.versions.values() for p in v.inputs}
+    output_ports = {p.name for v in operator.versions.values() for p in v.outputs}
+    if reject is None:
+        for name in raw.get("attributes", {}):
+            if name not in operator.all_attributes():
+                raise error(("attributes", name), f"{operator.name} has no attribute {name!r} at any version")
+    for name in raw["inputs"]:
+        if name not in input_ports:
+            raise error(("inputs", name), f"{operator.name} has no input {name!r}")
+    for name in raw.get("outputs", {}):
+        if name not in output_ports:
+            raise error(("outputs", name), f"{operator.name} has no output {name!r}")
+
+    versions = raw.get("versions")
+    for i, version in enumerate(versions if isinstance(versions, list) else (versions or {}).values()):
+        if version not in operator.versions:
+            where = ("versions", i) if isinstance(versions, list) else ("versions",)
+            raise error(where, f"{operator.name} has no version {version} (it has {sorted(operator.versions)})")
+
+    inputs = tuple(_input(name, spec) for name, spec in raw["inputs"].items())
+    for spec in inputs:
+        if spec.data is not None and not _is_regular(spec.data):
+            raise error(("inputs", spec.name, "data"), "the nested lists are ragged: every row needs the same length")
+    outputs = tuple(_output(name, spec) for name, spec in raw.get("outputs", {}).items())
+    for spec in outputs:
+        if spec.data is not None and not _is_regular(spec.data):
+            raise error(("outputs", spec.name, "data"), "the nested lists are ragged: every row needs the same length")
+
+    ambiguity, alternatives, expected_reading = None, {}, None
+    if "ambiguity" in raw:
+        tag = raw["ambiguity"] if isinstance(raw["ambiguity"], dict) else {"id": raw["ambiguity"]}
+        ambiguity = registry.get(tag["id"])
+        if ambiguity is None:
+            raise error(("ambiguity",), f"no ambiguity {tag['id']!r} in the registry {REGISTRY_FILE}")
+        alternatives = tag.get("alternatives", {})
+        expected_reading = tag.get("expected_reading", ambiguity.reference)
+        if expected_reading not in ambiguity.interpretations:
+            raise error(("ambiguity", "expected_reading"), f"{ambiguity.id} has no interpretation {expected_reading!r}")
+        for reading, outs in alternatives.items():
+            if reading not in ambiguity.interpretations:
+                raise error(("ambiguity", "alternatives", reading), f"{ambiguity.id} has no interpretation {reading!r}")
+            for name in outs:
+                if name not in raw.get("outputs", {}):
+                    raise error(("ambiguity", "alternatives", reading, name), f"the case has no output {name!r}")
+    if "erratum" in raw:
+        for name in raw["erratum"]["printed"]:
+            if name not in raw.get("outputs", {}):
+                raise error(("erratum", "printed", name), f"the case has no output {name!r}")
+
+    return Case(
+        source=source, path=path, op=operator.name, domain=operator.domain, name=raw["name"],
+        description=raw["description"], provenance=raw["provenance"], versions=versions,
+        dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
+        outputs=outputs, reject=reject, ambiguity=ambiguity, alternatives=alternatives,
+        expected_reading=expected_reading, erratum=raw.get("erratum"),
+    )
+
+
+def _input(name: str, spec: dict) -> InputSpec:
+    return InputSpec(name, spec.get("dtype"), spec.get("data"), spec.get("random"))
+
+
+def _output(name: str, spec: dict | str) -> OutputSpec:
+    if spec == "derived":
+        return OutputSpec(name, None)
+    return OutputSpec(name, spec.get("dtype"), spec["data"])
+
+
+def _is_regular(data: Any) -> bool:
+    try:
+        np.array(data, dtype=np.float64)
+    except ValueError:
+        return False
+    return True
+
+
+def bundled_case_dir() -> Path:
+    """The cases shipped with the suite (``cases/`` beside the package in a source checkout)."""
+    return Path(__file__).resolve().parent.parent / "cases"
+
+
+def case_files(case_dir: Path) -> list[Path]:
+    return sorted(p for p in case_dir.rglob("*.yaml") if p.name != REGISTRY_FILE)

@@ -1,0 +1,230 @@
+"""Stage 4 of the pipeline: run one item on a backend and judge what came back.
+
+Values compare bit for bit (any NaN matches any NaN), shapes and element types strictly. An
+output that holds positions (MaxPool's Indices) is checked for what it means, so that a backend
+may break ties differently: each index must point inside its window, not into padding, at an
+element equal to the expected maximum.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Sequence
+
+import numpy as np
+
+from reference_backend import ReferenceBackend
+from reference_backend.geometry import pool_axes
+from reference_backend.maxpool import from_storage_order
+
+from .backends import Backend, Unsupported
+from .expand import Item, ItemOutput
+
+SHOWN_MISMATCHES = 8
+
+
+class Outcome(str, Enum):
+    PASS = "pass"  # the expected outputs, or an invalid model refused
+    FAIL = "fail"  # wrong outputs, or an invalid model accepted
+    ERROR = "error"  # a crash or refusal on a valid model
+    UNSUPPORTED = "unsupported"  # the backend says it cannot run this operator or type
+    DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    message: str  # one line
+    details: str = ""  # the readable diff
+
+
+class SuiteError(Exception):
+    """The suite itself is wrong (the reference cannot compute a derived expectation)."""
+
+
+def evaluate(item: Item, backend: Backend, seed: int) -> Verdict:
+    inputs = item.make_inputs(seed)
+    if item.case.reject:
+        return _judge_rejection(item, backend, inputs)
+    expected = expected_outputs(item, inputs)
+    try:
+        actual = backend.run(item.model, inputs)
+    except Unsupported as e:
+        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e))
+    except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
+        return Verdict(Outcome.ERROR, f"{type(e).__name__}: {_first_line(str(e))}", _exception_text(e))
+
+    mismatches = compare(item, inputs, expected, actual)
+    ambiguity = item.case.ambiguity
+    if ambiguity is not None and ambiguity.status == "open":
+        return Verdict(Outcome.DIVERGENT, _observed_reading(item, actual, mismatches), _render(mismatches))
+    if mismatches:
+        return Verdict(Outcome.FAIL, mismatches[0], _render(mismatches))
+    return Verdict(Outcome.PASS, "")
+
+
+def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]) -> Verdict:
+    try:
+        outputs = backend.run(item.model, inputs)
+    except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
+        return Verdict(Outcome.PASS, f"refused: {type(e).__name__}: {_first_line(str(e))}")
+    shapes = ", ".join(str(getattr(o, "shape", type(o).__name__)) for o in outputs)
+    return Verdict(
+        Outcome.FAIL,
+        f"accepted an invalid model: {item.case.reject}",
+        f"The model is invalid ({item.case.reject}), but the backend ran it and returned "
+        f"outputs of shape {shapes}.",
+    )
+
+
+def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Literal expectations as written; derived ones computed by the reference backend."""
+    expected = {o.name: o.expected for o in item.outputs}
+    if any(value is None for value in expected.values()):
+        try:
+            derived = ReferenceBackend.run_model(item.model, [inputs[i.name] for i in item.inputs])
+        except Exception as e:
+            raise SuiteError(f"the reference backend cannot derive {item.id}: {e}") from e
+        for output, value in zip(item.outputs, derived):
+            if expected[output.name] is None:
+                expected[output.name] = value
+    return expected
+
+
+def compare(item: Item, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray],
+            actual: Sequence[Any]) -> list[str]:
+    """Every way ``actual`` differs from ``expected``, one readable paragraph each."""
+    actual = list(actual) if isinstance(actual, (list, tuple)) else [actual]
+    if len(actual) != len(item.outputs):
+        return [f"returned {len(actual)} outputs, expected {len(item.outputs)} "
+                f"({', '.join(o.name for o in item.outputs)})"]
+    found = []
+    for output, got in zip(item.outputs, actual):
+        want = expected[output.name]
+        if not isinstance(got, np.ndarray):
+            found.append(f"{output.name}: returned {type(got).__name__}, not a numpy array")
+        elif got.dtype != want.dtype:
+            found.append(f"{output.name}: element type {got.dtype}, expected {want.dtype}")
+        elif got.shape != want.shape:
+            found.append(f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}")
+        elif output.positions_of:
+            found += _check_positions(item, output, inputs, expected[output.positions_of], want, got)
+        else:
+            found += _check_values(output.name, want, got)
+    return found
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        return a == b
+    unsigned = f"u{a.dtype.itemsize}"
+    equal = np.ascontiguousarray(a).view(unsigned) == np.ascontiguousarray(b).view(unsigned)
+    return equal | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))
+
+
+def _check_values(name: str, want: np.ndarray, got: np.ndarray) -> list[str]:
+    bad = ~same_bits(want, got)
+    if not bad.any():
+        return []
+    positions = np.argwhere(bad)
+    lines = [f"{name}: {len(positions)} of {want.size} elements differ"]
+    for pos in positions[:SHOWN_MISMATCHES]:
+        at = tuple(int(p) for p in pos)
+        lines.append(f"  {name}[{', '.join(map(str, at))}]: expected {_show(want[at])}, got {_show(got[at])}")
+    if len(positions) > SHOWN_MISMATCHES:
+        lines.append(f"  ... and {len(positions) - SHOWN_MISMATCHES} more")
+    return ["\n".join(lines)]
+
+
+def _check_positions(item: Item, output: ItemOutput, inputs: dict[str, np.ndarray],
+                     values: np.ndarray, want: np.ndarray, got: np.ndarray) -> list[str]:
+    """Each index must name an element of its own window whose value is the expected maximum."""
+    x = inputs[item.inputs[0].name]
+    attrs = item.case.attributes
+    axes = pool_axes(x.shape[2:], attrs["kernel_shape"], attrs.get("strides"), attrs.get("pads"),
+                     attrs.get("dilations"), attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0))
+    row_major = from_storage_order(got, x.shape, attrs.get("storage_order", 0))
+    inside = (row_major >= 0) & (row_major < x.size)
+    safe = np.where(inside, row_major, 0)
+    plane_size = int(np.prod(x.shape[2:], dtype=np.int64))
+    plane, within = np.divmod(safe, max(plane_size, 1))
+    position = np.indices(got.shape)
+    ok = inside & (plane == position[0] * x.shape[1] + position[1])
+    coords = np.unravel_index(within, x.shape[2:]) if plane_size else ()
+    for axis, a in enumerate(axes):
+        offset = coords[axis] - (position[2 + axis] * a.stride - a.pad_begin)
+        ok &= (offset >= 0) & (offset % a.dilation == 0) & (offset // a.dilation < a.kernel)
+    if x.size:
+        ok &= same_bits(x.reshape(-1)[safe], values)
+    # A window over padding alone has no element to point at: only the expected marker will do.
+    ok = np.where(want < 0, got == want, ok)
+    if ok.all():
+        return []
+    bad = np.argwhere(~ok)
+    lines = [f"{output.name}: {len(bad)} of {got.size} indices do not point at their window's maximum"]
+    for pos in bad[:SHOWN_MISMATCHES]:
+        at = tuple(int(p) for p in pos)
+        index, wanted = int(got[at]), int(want[at])
+        if not inside[at]:
+            why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
+        else:
+            element = np.unravel_index(int(row_major[at]), x.shape)
+            why = (f"X[{', '.join(map(str, element))}] = {_show(x[element])}; "
+                   f"the window's maximum is {_show(values[at])}")
+        lines.append(f"  {output.name}[{', '.join(map(str, at))}] = {index} (expected e.g. {wanted}): {why}")
+    if len(bad) > SHOWN_MISMATCHES:
+        lines.append(f"  ... and {len(bad) - SHOWN_MISMATCHES} more")
+    return ["\n".join(lines)]
+
+
+def _observed_reading(item: Item, actual: Sequence[Any], mismatches: list[str]) -> str:
+    case = item.case
+    reading = case.expected_reading
+    if not mismatches:
+        return f"observed: {reading} (the case's outputs)" if reading else "observed: the case's outputs"
+    for name, outputs in case.alternatives.items():
+        if _matches_alternative(item, outputs, actual):
+            return f"observed: {name}"
+    return f"observed: none of the listed readings ({_first_line(mismatches[0])})"
+
+
+def _matches_alternative(item: Item, outputs: dict[str, dict], actual: Sequence[Any]) -> bool:
+    actual = list(actual)
+    if len(actual) != len(item.outputs):
+        return False
+    for output, got in zip(item.outputs, actual):
+        alternative = outputs.get(output.name)
+        if alternative is None or not isinstance(got, np.ndarray):
+            continue
+        if "shape" in alternative:
+            if list(got.shape) != alternative["shape"]:
+                return False
+            continue
+        want = output.dtype.cast(alternative["data"])
+        if got.dtype != want.dtype or got.shape != want.shape or not same_bits(want, got).all():
+            return False
+    return True
+
+
+def _show(value: Any) -> str:
+    value = np.asarray(value)
+    if np.issubdtype(value.dtype, np.integer):
+        return str(int(value))
+    as_float = float(value.astype(np.float64))
+    bits = int(value.reshape(1).view(f"u{value.dtype.itemsize}")[0])
+    return f"{as_float!r} (0x{bits:0{2 * value.dtype.itemsize}x})"
+
+
+def _render(mismatches: list[str]) -> str:
+    return "\n".join(mismatches)
+
+
+def _first_line(text: str) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line[:300]
+
+
+def _exception_text(e: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(e), e)).strip()

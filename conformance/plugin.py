@@ -1,0 +1,207 @@
+"""The pytest plugin: ``pytest conformance --backend=NAME`` collects the case files as items.
+
+Each item's report location is its case's YAML line; its failure text is the diff and ends
+with a command that reruns it. Outcomes appear under their own names in pytest's summary:
+``divergent`` items pass, ``unsupported`` ones are skipped, ``fail`` and ``error`` fail.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from .backends import BackendNotFound, load_backend
+from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
+from .compare import Outcome, SuiteError, Verdict, evaluate
+from .expand import Item, expand
+from .report import Results, environment, header_lines, item_record
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+RECORD = "conformance"
+STATE = pytest.StashKey["SuiteSession"]()
+DEFAULT_SEED = 0
+# (category, progress letter, verbose word) for pytest's summary
+STATUS = {
+    Outcome.PASS: ("passed", ".", "PASSED"),
+    Outcome.DIVERGENT: ("divergent", "d", "DIVERGENT"),
+    Outcome.UNSUPPORTED: ("unsupported", "u", "UNSUPPORTED"),
+    Outcome.FAIL: ("failed", "F", "FAILED"),
+    Outcome.ERROR: ("error", "E", "ERROR"),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "ONNX max-pooling conformance suite")
+    group.addoption("--backend", default="reference",
+                    help="backend under test: a name registered in the conformance.backends entry-point "
+                         "group (reference, ort) or package.module:ClassName (default: reference)")
+    group.addoption("--cases", type=Path, default=None,
+                    help="run the case files in this directory instead of the bundled ones")
+    group.addoption("--report", type=Path, default=None, help="write DIR/results.json")
+    group.addoption("--seed", type=int, default=DEFAULT_SEED,
+                    help=f"seed of the random inputs (default {DEFAULT_SEED})")
+
+
+class SuiteSession:
+    """The run's backend, seed and results; its hooks act only when the suite is requested."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.spec = config.getoption("backend")
+        try:
+            self.backend = load_backend(self.spec)
+        except (BackendNotFound, ImportError) as e:
+            raise pytest.UsageError(f"--backend={self.spec}: {e}") from None
+        self.seed = config.getoption("seed")
+        self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
+        if not self.case_dir.is_dir():
+            raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
+        self.report_dir = config.getoption("report")
+        self.env = environment(self.backend, self.seed, self.case_dir)
+        self.results = Results(self.env)
+
+    def repro(self, item_id: str) -> str:
+        words = ["pytest", "conformance", f"--backend={self.spec}", f"--seed={self.seed}"]
+        if self.case_dir != bundled_case_dir().resolve():
+            words.append(f"--cases={self.case_dir}")
+        return shlex.join(words + ["-k", item_id])
+
+    def pytest_report_header(self) -> list[str]:
+        return header_lines(self.env)
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):
+        if file_path == PACKAGE_DIR / "__init__.py":
+            return Suite.from_parent(parent, path=self.case_dir)
+        return None
+
+    def pytest_report_teststatus(self, report: pytest.TestReport):
+        record = dict(report.user_properties).get(RECORD)
+        if report.when == "call" and record and "outcome" in record:
+            return STATUS[Outcome(record["outcome"])]
+        return None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = dict(report.user_properties).get(RECORD)
+        if record is None:
+            return
+        if report.when == "call":
+            self.results.add(dict(record, duration_s=round(report.duration, 6)))
+        elif report.when == "setup" and report.failed:
+            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
+            self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        records = self.results.records
+        if not records:
+            return
+        table = Counter((r["op"], r["version"], r["outcome"]) for r in records)
+        outcomes = [o.value for o in Outcome if any(k[2] == o.value for k in table)]
+        terminalreporter.section("conformance: items per op version")
+        terminalreporter.write_line(f"{'op-version':<24}" + "".join(f"{o:>13}" for o in outcomes) + f"{'total':>8}")
+        for op, version in sorted({(k[0], k[1]) for k in table}):
+            counts = [table[op, version, o] for o in outcomes]
+            terminalreporter.write_line(f"{op + '-' + str(version):<24}" + "".join(f"{c:>13}" for c in counts)
+                                        + f"{sum(counts):>8}")
+        if self.report_dir is not None and not hasattr(self.config, "workerinput"):
+            path = self.results.write(self.report_dir)
+            terminalreporter.write_line(f"conformance report: {path}")
+
+
+def _suite_requested(config: pytest.Config) -> bool:
+    for arg in config.args:
+        target = arg.split("::")[0]
+        if config.option.pyargs and target == PACKAGE_DIR.name:
+            return True
+        path = Path(config.invocation_params.dir, target).resolve()
+        if path == PACKAGE_DIR or PACKAGE_DIR in path.parents:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _suite_requested(config):
+        session = SuiteSession(config)
+        config.stash[STATE] = session
+        config.pluginmanager.register(session, "conformance-session")
+
+
+class Suite(pytest.Directory):
+    """The case directory: one collector per case file."""
+
+    def collect(self):
+        state = self.config.stash[STATE]
+        self.registry = load_registry(state.case_dir)
+        self.seen: dict[str, Path] = {}
+        for file in case_files(state.case_dir):
+            yield CaseFile.from_parent(self, path=file)
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        suite: Suite = self.parent
+        for case in load_case_file(self.path, suite.registry):
+            for item in expand(case):
+                if item.id in suite.seen:
+                    raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
+                suite.seen[item.id] = self.path
+                yield ConformanceItem.from_parent(self, name=item.id, item=item)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CaseError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class ConformanceFailure(Exception):
+    def __init__(self, verdict: Verdict):
+        self.verdict = verdict
+
+
+class ConformanceItem(pytest.Item):
+    def __init__(self, *, item: Item, **kwargs):
+        super().__init__(**kwargs)
+        self.item = item
+        self.record = item_record(item)
+        self.user_properties.append((RECORD, self.record))
+
+    def runtest(self) -> None:
+        state = self.config.stash[STATE]
+        self.record.update(backend=state.backend.name, backend_version=state.backend.version)
+        try:
+            verdict = evaluate(self.item, state.backend, state.seed)
+        except (CaseError, SuiteError) as e:
+            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {e}")
+            raise
+        self.record.update(outcome=verdict.outcome.value, message=verdict.message)
+        if verdict.outcome is Outcome.UNSUPPORTED:
+            pytest.skip(f"unsupported: {verdict.message}")
+        if verdict.outcome in (Outcome.FAIL, Outcome.ERROR):
+            raise ConformanceFailure(verdict)
+
+    def repr_failure(self, excinfo):
+        state = self.config.stash[STATE]
+        if isinstance(excinfo.value, ConformanceFailure):
+            verdict = excinfo.value.verdict
+            body = verdict.details or verdict.message
+        elif isinstance(excinfo.value, (CaseError, SuiteError)):
+            body = f"suite error: {excinfo.value}"
+        else:
+            return super().repr_failure(excinfo)
+        case = self.item.case
+        return "\n".join([
+            f"{self.item.id}: {case.description}",
+            f"case: {case.file}:{case.line} ({case.provenance['document']}: {case.provenance['example']})",
+            f"attributes: {case.attributes}",
+            "inputs: " + ", ".join(f"{i.name} {i.dtype.name}{list(i.shape)}" for i in self.item.inputs),
+            f"expected: {self.item.expectation}",
+            "",
+            body,
+            "",
+            f"repro: {state.repro(self.item.id)}",
+        ])
+
+    def reportinfo(self):
+        return self.item.case.file, self.item.case.line - 1, self.item.id

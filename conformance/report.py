@@ -1,0 +1,102 @@
+"""Stage 5 of the pipeline: the run's environment and one record per item, as results.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from .backends import Backend
+from .expand import Item
+
+SCHEMA_VERSION = 1
+RESULTS_FILE = "results.json"
+
+
+def environment(backend: Backend, seed: int, case_dir: Path) -> dict[str, Any]:
+    from . import __version__
+
+    return {
+        "suite_version": __version__,
+        "backend": backend.name,
+        "backend_version": backend.version,
+        "backend_details": backend.details(),
+        "onnx": onnx.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "seed": seed,
+        "cases": str(case_dir),
+    }
+
+
+def header_lines(env: dict[str, Any]) -> list[str]:
+    details = ", ".join(f"{k} {v}" for k, v in env["backend_details"].items())
+    return [
+        f"conformance backend: {env['backend']} {env['backend_version']} ({details})",
+        f"conformance onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']} "
+        f"(replay with --seed={env['seed']}), cases {env['cases']}",
+    ]
+
+
+def item_record(item: Item) -> dict[str, Any]:
+    """What is known of an item before it runs."""
+    case = item.case
+    return {
+        "id": item.id,
+        "case": case.name,
+        "file": str(case.file),
+        "line": case.line,
+        "op": case.op,
+        "domain": case.domain,
+        "version": item.version,
+        "opset_imports": item.opset_imports,
+        "attributes": case.attributes,
+        "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
+        "expected": item.expectation,
+        "ambiguity": case.ambiguity.id if case.ambiguity else None,
+    }
+
+
+class Results:
+    def __init__(self, env: dict[str, Any]):
+        self.env = env
+        self.started = _now()
+        self.records: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+    def write(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        document = {
+            "schema_version": SCHEMA_VERSION,
+            "environment": self.env,
+            "started": self.started,
+            "finished": _now(),
+            "summary": dict(Counter(r["outcome"] for r in self.records)),
+            "items": sorted(self.records, key=lambda r: r["id"]),
+        }
+        target = directory / RESULTS_FILE
+        with tempfile.NamedTemporaryFile("w", dir=directory, delete=False, suffix=".tmp") as handle:
+            json.dump(document, handle, indent=1, allow_nan=False, default=_jsonable)
+        os.replace(handle.name, target)
+        return target
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

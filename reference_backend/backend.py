@@ -1,0 +1,183 @@
+"""The reference backend as an ``onnx.backend.base.Backend``: validates, then evaluates the graph."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+from onnx import helper
+from onnx.backend.base import Backend, BackendRep
+
+from .geometry import GeometryError, pool_axes, unpool_shape
+from .maxpool import max_pool
+from .maxunpool import max_unpool
+from .signatures import SIGNATURES, Signature, resolve
+
+
+class InvalidModel(ValueError):
+    """The model breaks a rule of the operator's document; a conforming runtime must refuse it."""
+
+
+class ReferenceBackend(Backend):
+    """Numpy reference for ai.onnx MaxPool (1, 8, 10, 11, 12, 22) and MaxUnpool (9, 11, 22)."""
+
+    @classmethod
+    def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
+        return device == "CPU" and all(
+            node.domain in ("", "ai.onnx") and node.op_type in SIGNATURES for node in model.graph.node
+        )
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto | bytes, device: str = "CPU", **kwargs: Any) -> "ReferenceRep":
+        if isinstance(model, bytes):
+            model = onnx.load_from_string(model)
+        if not cls.supports_device(device):
+            raise NotImplementedError(f"the reference backend runs on CPU only, not {device}")
+        return ReferenceRep(model)
+
+    @classmethod
+    def run_model(cls, model, inputs, device: str = "CPU", **kwargs: Any):
+        return cls.prepare(model, device).run(inputs)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device == "CPU"
+
+
+class ReferenceRep(BackendRep):
+    def __init__(self, model: onnx.ModelProto):
+        opsets = {imp.domain or "ai.onnx": imp.version for imp in model.opset_import}
+        graph = model.graph
+        initialized = {init.name for init in graph.initializer}
+        self.input_types = {
+            vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name not in initialized
+        }
+        self.constants = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
+        self.input_names = [vi.name for vi in graph.input if vi.name not in initialized]
+        self.output_names = [vi.name for vi in graph.output]
+        self.nodes = [_compile(node, opsets) for node in graph.node]
+
+    def run(self, inputs: Sequence[np.ndarray] | dict[str, np.ndarray], **kwargs: Any) -> list[np.ndarray]:
+        if not isinstance(inputs, dict):
+            inputs = dict(zip(self.input_names, inputs))
+        values: dict[str, np.ndarray | None] = {"": None, **self.constants}
+        for name in self.input_names:
+            array = np.asarray(inputs[name])
+            declared = self.input_types[name]
+            if helper.np_dtype_to_tensor_dtype(array.dtype) != declared:
+                raise ValueError(
+                    f"input {name} is {array.dtype} but the graph declares "
+                    f"{helper.tensor_dtype_to_np_dtype(declared)}"
+                )
+            values[name] = array
+        for node in self.nodes:
+            results = node([values[name] for name in node.inputs])
+            values.update(zip(node.outputs, results))
+        return [values[name] for name in self.output_names]
+
+
+class _Node:
+    def __init__(self, proto: onnx.NodeProto, version: int, signature: Signature):
+        self.op = f"{proto.op_type}-{version}"
+        self.inputs = list(proto.input)
+        self.outputs = list(proto.output)
+        self.signature = signature
+        self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+
+    def check_type(self, x: np.ndarray) -> None:
+        if helper.np_dtype_to_tensor_dtype(x.dtype) not in self.signature.types:
+            raise InvalidModel(f"{self.op} does not accept element type {x.dtype}")
+
+
+class _MaxPool(_Node):
+    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        (x,) = inputs
+        self.check_type(x)
+        a = self.attrs
+        try:
+            axes = pool_axes(
+                x.shape[2:],
+                a["kernel_shape"],
+                a.get("strides"),
+                a.get("pads"),
+                a.get("dilations"),
+                a.get("auto_pad", b"NOTSET").decode(),
+                a.get("ceil_mode", 0),
+            )
+        except GeometryError as e:
+            raise ValueError(f"{self.op}: {e}") from e
+        y, indices = max_pool(x, axes, a.get("storage_order", 0))
+        return [y, indices][: len(self.outputs)]
+
+
+class _MaxUnpool(_Node):
+    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        x, indices, output_shape = (inputs + [None])[:3]
+        self.check_type(x)
+        if indices.dtype != np.int64:
+            raise InvalidModel(f"{self.op}: I must be int64, not {indices.dtype}")
+        a = self.attrs
+        if output_shape is None:
+            try:
+                shape = unpool_shape(x.shape, a["kernel_shape"], a.get("strides"), a.get("pads"))
+            except GeometryError as e:
+                raise ValueError(f"{self.op}: {e}") from e
+        else:
+            shape = tuple(int(d) for d in np.asarray(output_shape).reshape(-1))
+            if len(shape) != x.ndim or min(shape, default=0) < 0:
+                raise ValueError(f"{self.op}: output_shape {shape} is not a shape of rank {x.ndim}")
+        return [max_unpool(x, indices, shape)]
+
+
+_KINDS = {"MaxPool": _MaxPool, "MaxUnpool": _MaxUnpool}
+
+
+def _compile(proto: onnx.NodeProto, opsets: dict[str, int]) -> _Node:
+    domain = proto.domain or "ai.onnx"
+    if domain != "ai.onnx" or proto.op_type not in SIGNATURES:
+        raise NotImplementedError(f"the reference backend does not implement {domain}:{proto.op_type}")
+    if domain not in opsets:
+        raise InvalidModel(f"the model imports no opset for {domain}")
+    version = resolve(proto.op_type, opsets[domain])
+    if version is None:
+        raise InvalidModel(f"{proto.op_type} does not exist at {domain} opset {opsets[domain]}")
+    signature = SIGNATURES[proto.op_type][version]
+    node = _KINDS[proto.op_type](proto, version, signature)
+    _validate(node, proto)
+    return node
+
+
+def _validate(node: _Node, proto: onnx.NodeProto) -> None:
+    sig, attrs, op = node.signature, node.attrs, node.op
+    n_in = len(proto.input)
+    if not sig.inputs[0] <= n_in <= sig.inputs[1] or any(not name for name in proto.input[: sig.inputs[0]]):
+        raise InvalidModel(f"{op} takes {sig.inputs[0]} to {sig.inputs[1]} inputs, got {n_in}")
+    if not sig.outputs[0] <= len(proto.output) <= sig.outputs[1]:
+        raise InvalidModel(f"{op} has {sig.outputs[0]} to {sig.outputs[1]} outputs, got {len(proto.output)}")
+    for a in proto.attribute:
+        if a.name not in sig.attributes:
+            raise InvalidModel(f"{op} has no attribute {a.name!r}")
+        if a.type != sig.attributes[a.name]:
+            raise InvalidModel(f"{op}: attribute {a.name!r} has the wrong type")
+    kernel = attrs.get("kernel_shape")
+    if not kernel:
+        raise InvalidModel(f"{op}: kernel_shape is required")
+    rank = len(kernel)
+    expected_lengths = {"kernel_shape": rank, "strides": rank, "dilations": rank, "pads": 2 * rank}
+    for name, length in expected_lengths.items():
+        if name in attrs and len(attrs[name]) != length:
+            raise InvalidModel(f"{op}: {name} has {len(attrs[name])} values, expected {length}")
+    for name in ("kernel_shape", "strides", "dilations"):
+        if any(v < 1 for v in attrs.get(name, ())):
+            raise InvalidModel(f"{op}: {name} values must be positive, got {list(attrs[name])}")
+    if any(v < 0 for v in attrs.get("pads", ())):
+        raise InvalidModel(f"{op}: pads must be non-negative, got {list(attrs['pads'])}")
+    auto_pad = attrs.get("auto_pad", b"NOTSET").decode()
+    if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        raise InvalidModel(f"{op}: auto_pad {auto_pad!r} is not NOTSET, SAME_UPPER, SAME_LOWER or VALID")
+    if auto_pad != "NOTSET" and "pads" in attrs:
+        raise InvalidModel(f"{op}: pads cannot be used together with auto_pad={auto_pad}")
+    for name in ("ceil_mode", "storage_order"):
+        if attrs.get(name, 0) not in (0, 1):
+            raise InvalidModel(f"{op}: {name} must be 0 or 1, got {attrs[name]}")

@@ -1,0 +1,51 @@
+"""What each operator version accepts, as the reference backend enforces it.
+
+Transcribed from the documents independently of the suite's ``conformance/operators.yaml``;
+tests/test_operators.py checks both against ``onnx.defs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from onnx import AttributeProto as A
+from onnx import TensorProto as T
+
+FLOATS = (T.FLOAT16, T.FLOAT, T.DOUBLE)
+EIGHT_BIT = (T.INT8, T.UINT8)
+
+
+@dataclass(frozen=True)
+class Signature:
+    attributes: dict[str, int]  # name -> AttributeProto type
+    types: tuple[int, ...]  # element types of the first input (and of the first output)
+    inputs: tuple[int, int]  # (min, max) count
+    outputs: tuple[int, int]
+
+
+_POOL_1 = {"auto_pad": A.STRING, "kernel_shape": A.INTS, "pads": A.INTS, "strides": A.INTS}
+_POOL_8 = {**_POOL_1, "storage_order": A.INT}
+_POOL_10 = {**_POOL_8, "ceil_mode": A.INT, "dilations": A.INTS}
+_UNPOOL = {"kernel_shape": A.INTS, "pads": A.INTS, "strides": A.INTS}
+
+SIGNATURES: dict[str, dict[int, Signature]] = {
+    "MaxPool": {
+        1: Signature(_POOL_1, FLOATS, (1, 1), (1, 1)),
+        8: Signature(_POOL_8, FLOATS, (1, 1), (1, 2)),
+        10: Signature(_POOL_10, FLOATS, (1, 1), (1, 2)),
+        11: Signature(_POOL_10, FLOATS, (1, 1), (1, 2)),
+        12: Signature(_POOL_10, FLOATS + EIGHT_BIT, (1, 1), (1, 2)),
+        22: Signature(_POOL_10, FLOATS + EIGHT_BIT + (T.BFLOAT16,), (1, 1), (1, 2)),
+    },
+    "MaxUnpool": {
+        9: Signature(_UNPOOL, FLOATS, (2, 3), (1, 1)),
+        11: Signature(_UNPOOL, FLOATS, (2, 3), (1, 1)),
+        22: Signature(_UNPOOL, FLOATS + (T.BFLOAT16,), (2, 3), (1, 1)),
+    },
+}
+
+
+def resolve(op: str, opset: int) -> int | None:
+    """The version of ``op`` that an ai.onnx opset import of ``opset`` selects, if any."""
+    versions = [v for v in SIGNATURES[op] if v <= opset]
+    return max(versions) if versions else None

@@ -1,0 +1,112 @@
+"""A deliberately naive MaxPool/MaxUnpool: nested loops over every output and window element.
+
+It shares no code with reference_backend. Output sizes and SAME pads are the documents' formulas
+written out with real division and math.floor/ceil, as printed; the windows are enumerated one
+element at a time. It follows the same documented choices as the reference where the documents
+are open (see cases/ambiguities.yaml): ceil_mode drops a window starting past the input, ties keep
+the first maximum in row-major window order, NaN propagates, and an all-padding window gives
+-inf / the integer minimum with index -1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+class NaiveError(ValueError):
+    pass
+
+
+def output_geometry(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode):
+    """(output size, begin pad) of one axis, by the formulas of MaxPool-10..22."""
+    effective = (kernel - 1) * dilation + 1
+    if auto_pad == "VALID":
+        return math.ceil((size - effective + 1) / stride), 0
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = math.ceil(size / stride)
+        pad = max(0, (out - 1) * stride + effective - size)
+        begin = math.floor(pad / 2) if auto_pad == "SAME_UPPER" else math.ceil(pad / 2)
+        return out, begin
+    total = size + pad_begin + pad_end - effective
+    if ceil_mode:
+        out = math.ceil(total / stride + 1)
+        if (out - 1) * stride >= size + pad_begin:  # the last window would start past the input
+            out -= 1
+    else:
+        out = math.floor(total / stride + 1)
+    return out, pad_begin
+
+
+def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
+                   auto_pad="NOTSET", ceil_mode=0, storage_order=0):
+    rank = len(kernel_shape)
+    strides = strides or [1] * rank
+    dilations = dilations or [1] * rank
+    pads = pads or [0] * (2 * rank)
+    n_batch, n_channel = x.shape[:2]
+    spatial = x.shape[2:]
+    outs, begins = [], []
+    for i in range(rank):
+        out, begin = output_geometry(spatial[i], kernel_shape[i], strides[i], dilations[i],
+                                     pads[i], pads[i + rank], auto_pad, ceil_mode)
+        if out < 0:
+            raise NaiveError(f"negative output size on axis {i}")
+        outs.append(out)
+        begins.append(begin)
+
+    y = np.zeros([n_batch, n_channel] + outs, dtype=x.dtype)
+    indices = np.zeros([n_batch, n_channel] + outs, dtype=np.int64)
+    plane = 1
+    for extent in spatial:
+        plane *= extent
+    for n in range(n_batch):
+        for c in range(n_channel):
+            for o in itertools.product(*[range(v) for v in outs]):
+                best, best_at = None, None
+                for j in itertools.product(*[range(k) for k in kernel_shape]):
+                    at = [o[i] * strides[i] - begins[i] + j[i] * dilations[i] for i in range(rank)]
+                    if any(p < 0 or p >= spatial[i] for i, p in enumerate(at)):
+                        continue
+                    value = float(x[(n, c) + tuple(at)])
+                    if (best_at is None or value > best
+                            or (math.isnan(value) and not math.isnan(best))):
+                        best, best_at = value, at
+                if best_at is None:
+                    fill = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+                    y[(n, c) + o] = fill
+                    indices[(n, c) + o] = -1
+                    continue
+                y[(n, c) + o] = x[(n, c) + tuple(best_at)]
+                if storage_order == 0:
+                    within = 0
+                    for i in range(rank):
+                        within = within * spatial[i] + best_at[i]
+                else:
+                    within, step = 0, 1
+                    for i in range(rank):
+                        within += best_at[i] * step
+                        step *= spatial[i]
+                indices[(n, c) + o] = (n * n_channel + c) * plane + within
+    return y, indices
+
+
+def naive_max_unpool(x, indices, kernel_shape, strides=None, pads=None, output_shape=None):
+    rank = len(kernel_shape)
+    strides = strides or [1] * rank
+    pads = pads or [0] * (2 * rank)
+    if output_shape is None:
+        output_shape = list(x.shape[:2]) + [
+            (x.shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + rank] + kernel_shape[i]
+            for i in range(rank)
+        ]
+    y = np.zeros(output_shape, dtype=x.dtype)
+    flat = y.reshape(-1)
+    for position in itertools.product(*[range(v) for v in x.shape]):
+        target = int(indices[position])
+        if not 0 <= target < flat.size:
+            raise NaiveError(f"index {target} out of range")
+        flat[target] = x[position]
+    return y

@@ -1,0 +1,139 @@
+"""The reference backend agrees bit for bit with the naive loops on randomized parameters."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from onnx import helper
+
+from reference_backend import ReferenceBackend
+from tests.naive import NaiveError, naive_max_pool, naive_max_unpool
+
+DTYPES = {
+    "float16": (np.float16, 22),
+    "float32": (np.float32, 1),
+    "float64": (np.float64, 1),
+    "bfloat16": (ml_dtypes.bfloat16, 22),
+    "int8": (np.int8, 12),
+    "uint8": (np.uint8, 12),
+}
+SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+
+
+def single_node_model(op, opset, inputs, outputs, **attrs):
+    node = helper.make_node(op, [name for name, _ in inputs], [name for name, _ in outputs], **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, t, None) for n, t in inputs],
+        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+    )
+    imports = [helper.make_opsetid("", opset)]
+    return helper.make_model(graph, opset_imports=imports, ir_version=helper.find_min_ir_version_for(imports))
+
+
+@st.composite
+def pool_problems(draw):
+    rank = draw(st.integers(1, 3))
+    kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    strides = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    dilations = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    auto_pad = draw(st.sampled_from(["NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"]))
+    pads = draw(st.lists(st.integers(0, 4), min_size=2 * rank, max_size=2 * rank))
+    ceil_mode = draw(st.integers(0, 1))
+    storage_order = draw(st.integers(0, 1))
+    spatial = draw(st.lists(st.integers(1, 7), min_size=rank, max_size=rank))
+    shape = [draw(st.integers(0, 2)), draw(st.integers(1, 3))] + spatial
+    dtype_name = draw(st.sampled_from(sorted(DTYPES)))
+    dtype, min_opset = DTYPES[dtype_name]
+    size = int(np.prod(shape))
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        # a narrow range makes ties common; the extremes make padding look like data
+        values = draw(st.lists(st.sampled_from([info.min, info.min + 1, 0, 1, info.max]), min_size=size, max_size=size))
+    else:
+        values = draw(st.lists(st.one_of(st.sampled_from(SPECIALS), st.integers(-3, 3).map(float),
+                                          st.floats(-1e3, 1e3, width=16)), min_size=size, max_size=size))
+    x = np.array(values, dtype=np.float64).astype(dtype).reshape(shape)
+    attrs = {"kernel_shape": kernel, "strides": strides, "auto_pad": auto_pad, "storage_order": storage_order}
+    if auto_pad == "NOTSET":
+        attrs["pads"] = pads
+    opset = max(min_opset, 8)
+    if draw(st.booleans()) or ceil_mode or any(d != 1 for d in dilations):
+        attrs.update(ceil_mode=ceil_mode, dilations=dilations)
+        opset = max(opset, 10)
+    return x, attrs, draw(st.sampled_from([v for v in (8, 10, 11, 12, 22) if v >= opset]))
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(pool_problems())
+def test_max_pool_matches_the_naive_loops(problem):
+    x, attrs, opset = problem
+    naive_attrs = dict(attrs)
+    try:
+        want_y, want_i = naive_max_pool(x, **naive_attrs)
+    except NaiveError:
+        assume(False)
+    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    model = single_node_model("MaxPool", opset, [("X", elem)], [("Y", elem), ("I", onnx.TensorProto.INT64)], **attrs)
+    got_y, got_i = ReferenceBackend.run_model(model, [x])
+    assert got_y.dtype == x.dtype and got_y.shape == want_y.shape
+    np.testing.assert_array_equal(bits(got_y), bits(want_y))
+    np.testing.assert_array_equal(got_i, want_i)
+
+
+@st.composite
+def unpool_problems(draw):
+    rank = draw(st.integers(1, 3))
+    kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    strides = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    pads = draw(st.lists(st.integers(0, 1), min_size=2 * rank, max_size=2 * rank))
+    pooled = [draw(st.integers(0, 2)), draw(st.integers(1, 2))] + draw(
+        st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    default = pooled[:2] + [(pooled[2 + i] - 1) * strides[i] - pads[i] - pads[i + rank] + kernel[i]
+                            for i in range(rank)]
+    assume(min(default) >= 0)
+    grow = draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    output_shape = draw(st.one_of(st.none(), st.just(default[:2] + [d + g for d, g in zip(default[2:], grow)])))
+    target = int(np.prod(output_shape if output_shape is not None else default))
+    assume(target > 0 or np.prod(pooled) == 0)
+    size = int(np.prod(pooled))
+    x = np.array(draw(st.lists(st.floats(-100, 100, width=32), min_size=size, max_size=size)),
+                 dtype=np.float32).reshape(pooled)
+    indices = np.array(draw(st.lists(st.integers(0, max(target - 1, 0)), min_size=size, max_size=size)),
+                       dtype=np.int64).reshape(pooled)
+    return x, indices, {"kernel_shape": kernel, "strides": strides, "pads": pads}, output_shape
+
+
+@settings(max_examples=200, deadline=None)
+@given(unpool_problems(), st.sampled_from([9, 11, 22]))
+def test_max_unpool_matches_the_naive_loops(problem, opset):
+    x, indices, attrs, output_shape = problem
+    want = naive_max_unpool(x, indices, output_shape=output_shape, **attrs)
+    inputs = [("X", onnx.TensorProto.FLOAT), ("I", onnx.TensorProto.INT64)]
+    feeds = [x, indices]
+    if output_shape is not None:
+        inputs.append(("output_shape", onnx.TensorProto.INT64))
+        feeds.append(np.array(output_shape, dtype=np.int64))
+    model = single_node_model("MaxUnpool", opset, inputs, [("Y", onnx.TensorProto.FLOAT)], **attrs)
+    (got,) = ReferenceBackend.run_model(model, feeds)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, ml_dtypes.bfloat16])
+def test_padding_is_never_selected_even_when_it_equals_the_maximum(dtype):
+    x = np.full((1, 1, 2, 2), -np.inf, dtype=dtype)
+    model = single_node_model("MaxPool", 22, [("X", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))],
+                              [("Y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype))), ("I", onnx.TensorProto.INT64)],
+                              kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    y, i = ReferenceBackend.run_model(model, [x])
+    assert np.all(np.isneginf(y.astype(np.float64)))
+    assert set(i.ravel()) <= {0, 1, 2, 3}
