@@ -91,6 +91,9 @@ def read_yaml(file: Path, schema_name: str) -> Source:
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties":
+            unknown = sorted(k for k in error.instance if k not in error.schema.get("properties", {}))
+            raise source.error(path + (unknown[0],), f"unknown field {unknown[0]!r}")
         raise source.error(path, _schema_message(error))
     return source
 
@@ -112,12 +115,16 @@ def _record_lines(file: Path, node: yaml.Node, path: FieldPath, lines: dict[Fiel
 
 
 def _schema_message(error: jsonschema.ValidationError) -> str:
-    if error.validator == "additionalProperties":
-        return error.message.replace("Additional properties are not allowed", "unknown field")
+    if error.validator == "type":
+        description = error.schema.get("description")
+        return f"must be of type {error.validator_value}" + (f": {description}" if description else "")
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
-    if error.validator in ("oneOf", "anyOf") and error.validator_value and isinstance(error.instance, dict):
-        return f"does not match any accepted form: {error.message}"
+    if error.validator == "oneOf" and all(set(option) == {"required"} for option in error.validator_value):
+        names = [name for option in error.validator_value for name in option["required"]]
+        return f"needs exactly one of {', '.join(names)}"
+    if error.validator in ("oneOf", "anyOf"):
+        return "matches none of the accepted forms of this field (see conformance/schema)"
     return error.message
 
 
@@ -247,9 +254,10 @@ def _build_case(source: Source, path: FieldPath, raw: dict, operator: Operator,
     for name in raw["inputs"]:
         if name not in input_ports:
             raise error(("inputs", name), f"{operator.name} has no input {name!r}")
-    for name in raw.get("outputs", {}):
+    for index, name in enumerate(raw.get("outputs", {})):
         if name not in output_ports:
-            raise error(("outputs", name), f"{operator.name} has no output {name!r}")
+            where = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
+            raise error(where, f"{operator.name} has no output {name!r}")
 
     versions = raw.get("versions")
     for i, version in enumerate(versions if isinstance(versions, list) else (versions or {}).values()):
@@ -261,7 +269,11 @@ def _build_case(source: Source, path: FieldPath, raw: dict, operator: Operator,
     for spec in inputs:
         if spec.data is not None and not _is_regular(spec.data):
             raise error(("inputs", spec.name, "data"), "the nested lists are ragged: every row needs the same length")
-    outputs = tuple(_output(name, spec) for name, spec in raw.get("outputs", {}).items())
+    raw_outputs = raw.get("outputs", {})
+    if isinstance(raw_outputs, list):  # a must-reject case names the node's outputs only
+        outputs = tuple(OutputSpec(name, None) for name in raw_outputs)
+    else:
+        outputs = tuple(_output(name, spec) for name, spec in raw_outputs.items())
     for spec in outputs:
         if spec.data is not None and not _is_regular(spec.data):
             raise error(("outputs", spec.name, "data"), "the nested lists are ragged: every row needs the same length")

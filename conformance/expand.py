@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .cases import Case, InputSpec
+from .cases import Case, InputSpec, OutputSpec
 from .dtypes import DTYPES, DType
 from .operators import OpVersion, operators
 
@@ -99,10 +99,11 @@ def expand(case: Case) -> list[Item]:
     items = []
     for version in selected:
         signature = operator.versions[version]
-        made = [item for dtype in _dtype_sweep(case, signature) if (item := _item(case, signature, dtype))]
-        if not made and isinstance(case.versions, list):
-            raise case.error(("versions",), f"the case names {case.op}-{version} but applies there to no element type")
-        items += made
+        made = [_item(case, signature, dtype) for dtype in _dtype_sweep(case, signature)]
+        applicable = [item for item in made if isinstance(item, Item)]
+        if not applicable and isinstance(case.versions, list):
+            raise case.error(("versions",), f"the case names {case.op}-{version}, where it does not apply: {made[0]}")
+        items += applicable
     if not items:
         raise case.error((), f"the case applies at no version of {case.op}")
     return items
@@ -126,7 +127,8 @@ def _dtype_sweep(case: Case, signature: OpVersion) -> list[str | None]:
     return list(allowed) if case.dtypes == "all" else list(case.dtypes)
 
 
-def _item(case: Case, signature: OpVersion, sweep: str | None) -> Item | None:
+def _item(case: Case, signature: OpVersion, sweep: str | None) -> Item | str:
+    """The item, or why the case does not apply at this version and element type."""
     binding: dict[str, str] = {}
     inputs = []
     for spec in case.inputs:
@@ -137,21 +139,26 @@ def _item(case: Case, signature: OpVersion, sweep: str | None) -> Item | None:
         if port is None or port not in signature.inputs:
             if case.reject:
                 raise case.error(("inputs", spec.name), f"{case.op}-{signature.version} has no input {spec.name}")
-            return None
+            return f"{case.op}-{signature.version} has no input {spec.name}"
         if binding.setdefault(port.type, name) != name and not case.reject:
-            return None
+            return f"inputs of type {port.type} differ in element type"
         inputs.append(ItemInput(spec.name, DTYPES[name], spec.shape, spec))
 
-    if not case.reject and _not_applicable(case, signature, binding):
-        return None
+    reason = None if case.reject else _not_applicable(case, signature, binding)
+    if reason:
+        return reason
     _check_attribute_kinds(case, signature)
     for item_input in inputs:
         _check_input_values(case, item_input)
 
     outputs = []
-    for spec in case.outputs:
-        port = signature.port(spec.name)
-        dtype = binding.get(port.type) or _only_type(case, signature, port.type, spec.name)
+    declared = case.outputs or tuple(OutputSpec(p.name, None) for p in signature.outputs if not p.optional)
+    for spec in declared:
+        # A must-reject case may name an output its version lacks: type it as a version that has it.
+        owner = signature if signature.port(spec.name) else next(
+            v for v in operators()[case.domain, case.op].versions.values() if v.port(spec.name))
+        port = owner.port(spec.name)
+        dtype = binding.get(port.type) or _only_type(case, owner, port.type, spec.name)
         if spec.dtype is not None and spec.dtype != dtype:
             raise case.error(("outputs", spec.name, "dtype"), f"is {spec.dtype} but {port.type} is {dtype} here")
         expected = None
@@ -254,12 +261,19 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     return dtype.cast(values).reshape(shape)
 
 
+def _port_order(item: Item, signature: OpVersion) -> list[str]:
+    """The node's outputs in signature order ("" for a skipped optional one); outputs a
+    must-reject case adds beyond the signature come last."""
+    named = [o.name for o in item.outputs]
+    ordered = [p.name if p.name in named else "" for p in signature.outputs]
+    return ordered + [name for name in named if name not in ordered]
+
+
 def build_model(item: Item) -> onnx.ModelProto:
     signature, case = item.signature, item.case
     provided = {i.name for i in item.inputs}
     node_inputs = [p.name if p.name in provided else "" for p in signature.inputs]
-    expected = {o.name for o in item.outputs}
-    node_outputs = [p.name if p.name in expected else "" for p in signature.outputs]
+    node_outputs = _port_order(item, signature)
     for names in (node_inputs, node_outputs):
         while names and not names[-1]:
             names.pop()

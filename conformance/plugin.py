@@ -78,7 +78,7 @@ class SuiteSession:
         return None
 
     def pytest_report_teststatus(self, report: pytest.TestReport):
-        record = dict(report.user_properties).get(RECORD)
+        record = dict(getattr(report, "user_properties", ())).get(RECORD)
         if report.when == "call" and record and "outcome" in record:
             return STATUS[Outcome(record["outcome"])]
         return None

@@ -6,13 +6,13 @@ from typing import Any, Sequence
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
 from .geometry import GeometryError, pool_axes, unpool_shape
 from .maxpool import max_pool
 from .maxunpool import max_unpool
-from .signatures import SIGNATURES, Signature, resolve
+from .signatures import ELEMENT_TYPES, SIGNATURES, Signature, resolve
 
 
 class InvalidModel(ValueError):
@@ -53,7 +53,7 @@ class ReferenceRep(BackendRep):
         self.input_types = {
             vi.name: vi.type.tensor_type.elem_type for vi in graph.input if vi.name not in initialized
         }
-        self.constants = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
+        self.constants = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
         self.input_names = [vi.name for vi in graph.input if vi.name not in initialized]
         self.output_names = [vi.name for vi in graph.output]
         self.nodes = [_compile(node, opsets) for node in graph.node]
@@ -65,10 +65,10 @@ class ReferenceRep(BackendRep):
         for name in self.input_names:
             array = np.asarray(inputs[name])
             declared = self.input_types[name]
-            if helper.np_dtype_to_tensor_dtype(array.dtype) != declared:
+            if ELEMENT_TYPES.get(array.dtype) != declared:
                 raise ValueError(
                     f"input {name} is {array.dtype} but the graph declares "
-                    f"{helper.tensor_dtype_to_np_dtype(declared)}"
+                    f"{onnx.TensorProto.DataType.Name(declared).lower()}"
                 )
             values[name] = array
         for node in self.nodes:
@@ -86,7 +86,7 @@ class _Node:
         self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
 
     def check_type(self, x: np.ndarray) -> None:
-        if helper.np_dtype_to_tensor_dtype(x.dtype) not in self.signature.types:
+        if ELEMENT_TYPES.get(x.dtype) not in self.signature.types:
             raise InvalidModel(f"{self.op} does not accept element type {x.dtype}")
 
 

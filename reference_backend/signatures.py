@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
+import numpy as np
 from onnx import AttributeProto as A
 from onnx import TensorProto as T
 
+# numpy has no bfloat16; ml_dtypes provides it (onnx maps it only from 1.19 on).
+ELEMENT_TYPES = {
+    np.dtype(np.float16): T.FLOAT16, np.dtype(np.float32): T.FLOAT, np.dtype(np.float64): T.DOUBLE,
+    np.dtype(ml_dtypes.bfloat16): T.BFLOAT16, np.dtype(np.int8): T.INT8, np.dtype(np.uint8): T.UINT8,
+    np.dtype(np.int32): T.INT32, np.dtype(np.int64): T.INT64,
+}
 FLOATS = (T.FLOAT16, T.FLOAT, T.DOUBLE)
 EIGHT_BIT = (T.INT8, T.UINT8)
 

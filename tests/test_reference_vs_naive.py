@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from onnx import helper
 
 from reference_backend import ReferenceBackend
+from reference_backend.signatures import ELEMENT_TYPES
 from tests.naive import NaiveError, naive_max_pool, naive_max_unpool
 
 DTYPES = {
@@ -81,7 +82,7 @@ def test_max_pool_matches_the_naive_loops(problem):
         want_y, want_i = naive_max_pool(x, **naive_attrs)
     except NaiveError:
         assume(False)
-    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    elem = ELEMENT_TYPES[x.dtype]
     model = single_node_model("MaxPool", opset, [("X", elem)], [("Y", elem), ("I", onnx.TensorProto.INT64)], **attrs)
     got_y, got_i = ReferenceBackend.run_model(model, [x])
     assert got_y.dtype == x.dtype and got_y.shape == want_y.shape
@@ -131,8 +132,8 @@ def test_max_unpool_matches_the_naive_loops(problem, opset):
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, ml_dtypes.bfloat16])
 def test_padding_is_never_selected_even_when_it_equals_the_maximum(dtype):
     x = np.full((1, 1, 2, 2), -np.inf, dtype=dtype)
-    model = single_node_model("MaxPool", 22, [("X", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))],
-                              [("Y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype))), ("I", onnx.TensorProto.INT64)],
+    elem = ELEMENT_TYPES[np.dtype(dtype)]
+    model = single_node_model("MaxPool", 22, [("X", elem)], [("Y", elem), ("I", onnx.TensorProto.INT64)],
                               kernel_shape=[3, 3], pads=[1, 1, 1, 1])
     y, i = ReferenceBackend.run_model(model, [x])
     assert np.all(np.isneginf(y.astype(np.float64)))

@@ -1,0 +1,180 @@
+"""The comparator: bit-exact values, strict types and shapes, indices judged by what they mean,
+and one outcome per kind of backend behaviour."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from conformance.backends import Unsupported
+from conformance.cases import bundled_case_dir, load_case_file, load_registry
+from conformance.compare import Outcome, compare, evaluate, expected_outputs, same_bits
+from conformance.expand import expand
+from reference_backend import ReferenceBackend
+
+
+def items_from(tmp_path, text):
+    path = tmp_path / "cases.yaml"
+    path.write_text(textwrap.dedent(text))
+    return [item for case in load_case_file(path, load_registry(bundled_case_dir())) for item in expand(case)]
+
+
+TIES = """\
+    op: MaxPool
+    cases:
+      - name: ties
+        description: two windows, the first with a tie
+        provenance: {document: test, example: e}
+        versions: [12]
+        attributes: {kernel_shape: [2], strides: [2], storage_order: STORAGE}
+        inputs:
+          X: {dtype: float32, data: DATA}
+        outputs:
+          Y: derived
+          Indices: derived
+    """
+
+
+def ties_item(tmp_path, data="[[[5, 5, 1, 5]]]", storage=0):
+    (item,) = items_from(tmp_path, TIES.replace("DATA", data).replace("STORAGE", str(storage)))
+    inputs = item.make_inputs(0)
+    return item, inputs, expected_outputs(item, inputs)
+
+
+@pytest.mark.parametrize("indices, ok", [([0, 3], True), ([1, 3], True), ([2, 3], False), ([0, 1], False),
+                                         ([0, -1], False), ([0, 4], False)])
+def test_an_index_passes_when_it_points_at_a_maximum_of_its_own_window(tmp_path, indices, ok):
+    item, inputs, expected = ties_item(tmp_path)
+    got = np.array([[indices]], dtype=np.int64)
+    problems = compare(item, inputs, expected, [expected["Y"], got])
+    assert (problems == []) is ok, problems
+
+
+def test_an_index_into_padding_fails_even_when_the_maximum_equals_the_pad_value(tmp_path):
+    (item,) = items_from(tmp_path, TIES.replace("strides: [2]", "strides: [1], pads: [1, 1]")
+                         .replace("DATA", "[[[-.inf, -.inf]]]").replace("STORAGE", "0"))
+    inputs = item.make_inputs(0)
+    expected = expected_outputs(item, inputs)
+    assert expected["Indices"].tolist() == [[[0, 0, 1]]]
+    assert compare(item, inputs, expected, [expected["Y"], np.array([[[0, 1, 1]]])]) == []
+    (problem,) = compare(item, inputs, expected, [expected["Y"], np.array([[[-1, 0, 1]]])])
+    assert "Indices[0, 0, 0] = -1" in problem
+
+
+def test_column_major_indices_are_decoded_per_plane(tmp_path):
+    (item,) = items_from(tmp_path, """\
+        op: MaxPool
+        cases:
+          - name: column_major
+            description: storage_order 1 over two channels
+            provenance: {document: test, example: e}
+            versions: [12]
+            attributes: {kernel_shape: [2, 1], storage_order: 1}
+            inputs:
+              X: {dtype: float32, data: [[[[1, 4], [3, 2]], [[8, 5], [6, 7]]]]}
+            outputs:
+              Y: {data: [[[[3, 4]], [[8, 7]]]]}
+              Indices: {data: [[[[1, 2]], [[4, 7]]]]}
+        """)
+    inputs = item.make_inputs(0)
+    expected = expected_outputs(item, inputs)
+    assert compare(item, inputs, expected, [expected["Y"], expected["Indices"]]) == []
+    row_major = np.array([[[[2, 1]], [[4, 7]]]])
+    assert compare(item, inputs, expected, [expected["Y"], row_major])
+
+
+def test_values_compare_bit_for_bit_with_any_nan_equal_to_any_nan():
+    quiet, payload = np.array([np.nan], np.float32), np.array([0x7FC00001], np.uint32).view(np.float32)
+    assert same_bits(quiet, payload).all()
+    assert not same_bits(np.array([0.0], np.float32), np.array([-0.0], np.float32)).any()
+
+
+@pytest.mark.parametrize("mutate, words", [
+    (lambda y, i: [y.astype(np.float64), i], "element type float64, expected float32"),
+    (lambda y, i: [y.reshape(1, 2, 1), i], "shape [1, 2, 1], expected [1, 1, 2]"),
+    (lambda y, i: [y], "returned 1 outputs, expected 2"),
+    (lambda y, i: [y.tolist(), i], "returned list, not a numpy array"),
+    (lambda y, i: [y + 1, i], "Y: 2 of 2 elements differ"),
+])
+def test_type_shape_count_and_value_mismatches_are_named(tmp_path, mutate, words):
+    item, inputs, expected = ties_item(tmp_path)
+    problems = compare(item, inputs, expected, mutate(expected["Y"], expected["Indices"]))
+    assert problems and words in problems[0]
+
+
+class Scripted:
+    """A backend that answers with a fixed behaviour."""
+
+    name, version = "scripted", "0"
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+
+    def details(self):
+        return {}
+
+    def run(self, model, inputs):
+        return self.behaviour(model, inputs)
+
+
+def reference(model, inputs):
+    return ReferenceBackend.run_model(model, [inputs[i.name] for i in model.graph.input])
+
+
+def raises(exception):
+    def run(model, inputs):
+        raise exception
+    return run
+
+
+def bundled(op, name, version):
+    registry = load_registry(bundled_case_dir())
+    case = next(c for c in load_case_file(bundled_case_dir() / f"{op.lower()}.yaml", registry) if c.name == name)
+    return next(item for item in expand(case) if item.version == version)
+
+
+@pytest.mark.parametrize("behaviour, outcome", [
+    (reference, Outcome.PASS),
+    (lambda m, i: [np.zeros_like(o) for o in reference(m, i)], Outcome.FAIL),
+    (raises(RuntimeError("kernel crashed")), Outcome.ERROR),
+    (raises(Unsupported("no kernel for uint8")), Outcome.UNSUPPORTED),
+])
+def test_each_backend_behaviour_has_its_own_outcome(behaviour, outcome):
+    verdict = evaluate(bundled("MaxPool", "2d_uint8", 12), Scripted(behaviour), seed=0)
+    assert verdict.outcome is outcome
+
+
+def test_an_open_ambiguity_is_divergent_and_names_the_reading_observed():
+    item = bundled("MaxUnpool", "with_output_shape", 11)
+    verdict = evaluate(item, Scripted(reference), seed=0)
+    assert (verdict.outcome, verdict.message) == (Outcome.DIVERGENT, "observed: output-index-space")
+    printed = [o.expected for o in item.outputs]
+    verdict = evaluate(item, Scripted(lambda m, i: printed), seed=0)
+    assert verdict.message == "observed: inferred-shape-embedded (the case's outputs)"
+    verdict = evaluate(item, Scripted(lambda m, i: [np.ones_like(printed[0])]), seed=0)
+    assert verdict.outcome is Outcome.DIVERGENT and verdict.message.startswith("observed: none of the listed readings")
+
+
+def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
+    (item,) = items_from(tmp_path, """\
+        op: MaxPool
+        cases:
+          - name: indices_at_version_1
+            description: MaxPool-1 has no Indices output
+            provenance: {document: test, example: e}
+            versions: [1]
+            attributes: {kernel_shape: [2]}
+            inputs:
+              X: {dtype: float32, data: [[[1, 2]]]}
+            outputs: [Y, Indices]
+            reject: MaxPool-1 has one output
+        """)
+    assert [o.name for o in item.model.graph.output] == ["Y", "Indices"]
+    refused = evaluate(item, Scripted(reference), seed=0)
+    assert refused.outcome is Outcome.PASS
+    assert refused.message == "refused: InvalidModel: MaxPool-1 has 1 to 1 outputs, got 2"
+    accepted = evaluate(item, Scripted(lambda m, i: [np.zeros((1, 1, 1), np.float32)]), seed=0)
+    assert accepted.outcome is Outcome.FAIL
+    assert accepted.message == "accepted an invalid model: MaxPool-1 has one output"

@@ -1,0 +1,68 @@
+"""The reference backend and the naive loops both reproduce every literal expectation.
+
+For a case tagged with an ambiguity, each implementation is held to the output written for the
+reading it follows: the case's outputs, or the alternative of that reading.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+from conformance.compare import same_bits
+from conformance.expand import expand
+from reference_backend import ReferenceBackend
+from tests.naive import naive_max_pool, naive_max_unpool
+
+
+def literal_items():
+    registry = load_registry(bundled_case_dir())
+    return [item for file in case_files(bundled_case_dir()) for case in load_case_file(file, registry)
+            for item in expand(case) if item.expectation == "literal"]
+
+
+def expected_for(item, reading):
+    """The outputs a backend following ``reading`` must produce (None: only a shape is known)."""
+    case = item.case
+    if case.ambiguity is None or reading == case.expected_reading:
+        return {o.name: o.expected for o in item.outputs}
+    alternative = case.alternatives[reading]
+    return {o.name: o.dtype.cast(alternative[o.name]["data"]) for o in item.outputs}
+
+
+def assert_outputs(item, expected, actual):
+    assert len(actual) == len(item.outputs)
+    for output, got in zip(item.outputs, actual):
+        want = expected[output.name]
+        assert got.dtype == want.dtype and got.shape == want.shape, output.name
+        assert same_bits(want, got).all(), f"{output.name}: expected {want.tolist()}, got {got.tolist()}"
+
+
+@pytest.mark.parametrize("item", literal_items(), ids=lambda item: item.id)
+def test_the_reference_backend_reproduces_the_literal_case(item):
+    reading = item.case.ambiguity.reference if item.case.ambiguity else None
+    inputs = item.make_inputs(seed=0)
+    actual = ReferenceBackend.run_model(item.model, [inputs[i.name] for i in item.inputs])
+    assert_outputs(item, expected_for(item, reading), actual)
+
+
+@pytest.mark.parametrize("item", literal_items(), ids=lambda item: item.id)
+def test_the_naive_loops_reproduce_the_literal_case(item):
+    reading = item.case.ambiguity.reference if item.case.ambiguity else None
+    inputs = item.make_inputs(seed=0)
+    attrs = dict(item.case.attributes)
+    if item.case.op == "MaxPool":
+        y, indices = naive_max_pool(inputs["X"], **attrs)
+        actual = [y, indices][: len(item.outputs)]
+    else:
+        output_shape = inputs.get("output_shape")
+        actual = [naive_max_unpool(inputs["X"], inputs["I"], output_shape=None if output_shape is None
+                                   else [int(d) for d in output_shape], **attrs)]
+    assert_outputs(item, expected_for(item, reading), actual)
+
+
+def test_there_are_literal_cases_for_both_operators():
+    ops = {item.case.op for item in literal_items()}
+    assert ops == {"MaxPool", "MaxUnpool"}
+    assert np.sum([item.case.ambiguity is not None for item in literal_items()]) > 0

@@ -1,0 +1,134 @@
+"""The pytest plugin end to end: collection, outcomes, report header, results.json, repro lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.plugin import PACKAGE_DIR
+
+pytest_plugins = ["pytester"]
+
+SMALL_CASES = """\
+op: MaxPool
+cases:
+  - name: small
+    description: a 2x2 kernel pools a 2x2 plane to one element
+    provenance: {document: test, example: small}
+    attributes: {kernel_shape: [2, 2]}
+    inputs:
+      X: {dtype: float32, data: [[[[1, 2], [3, 4]]]]}
+    outputs:
+      Y: {data: [[[[4]]]]}
+"""
+
+EXTERNAL_BACKEND = """\
+import numpy as np
+from onnx.backend.base import Backend, BackendRep
+
+
+class ZeroRep(BackendRep):
+    def __init__(self, model):
+        self.model = model
+
+    def run(self, inputs, **kwargs):
+        shape = inputs[0].shape[:2] + (1,) * (inputs[0].ndim - 2)
+        return [np.zeros(shape, dtype=inputs[0].dtype)]
+
+
+class MyBackend(Backend):
+    '''Defined outside the project; answers zeros of a plausible shape.'''
+
+    @classmethod
+    def prepare(cls, model, device="CPU", **kwargs):
+        return ZeroRep(model)
+"""
+
+
+def run_suite(pytester, *args):
+    return pytester.runpytest(str(PACKAGE_DIR), *args)
+
+
+def test_the_reference_backend_is_green_and_the_report_holds_every_item(pytester):
+    result = run_suite(pytester, "--backend=reference", f"--report={pytester.path / 'out'}")
+    assert result.ret == 0
+    outcomes = result.parseoutcomes()
+    assert set(outcomes) <= {"passed", "divergent"}, outcomes
+    assert outcomes["passed"] > 90 and outcomes["divergent"] > 0
+    result.stdout.fnmatch_lines(["conformance backend: reference 0.1.0 *", "*seed 0 (replay with --seed=0)*",
+                                 "*conformance: items per op version*", "MaxPool-22 *"])
+    report = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert report["environment"]["backend"] == "reference"
+    assert {"onnx", "numpy", "seed", "backend_version"} <= set(report["environment"])
+    assert len(report["items"]) == outcomes["passed"] + outcomes["divergent"]
+    record = next(r for r in report["items"] if r["id"] == "MaxPool-12/2d_ceil[float32]")
+    assert record == record | {
+        "op": "MaxPool", "domain": "ai.onnx", "version": 12, "opset_imports": {"ai.onnx": 12},
+        "attributes": {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
+        "inputs": [{"name": "X", "shape": [1, 1, 4, 4], "dtype": "float32"}],
+        "backend": "reference", "backend_version": "0.1.0", "outcome": "pass", "message": "",
+        "expected": "literal",
+    }
+
+
+def test_cases_from_another_directory(pytester):
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASES)
+    result = run_suite(pytester, "--cases", str(pytester.path / "mine"), "-v")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*small.yaml::MaxPool-1/small?float32? PASSED*"])
+
+
+def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(pytester):
+    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/mod": EXTERNAL_BACKEND})
+    pytester.syspathinsert()
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASES)
+    result = run_suite(pytester, "--backend=somepkg.mod:MyBackend", "--cases", str(pytester.path / "mine"),
+                       f"--report={pytester.path / 'out'}")
+    result.assert_outcomes(failed=6)
+    result.stdout.fnmatch_lines([
+        "conformance backend: somepkg.mod:MyBackend unknown (class somepkg.mod.MyBackend, device CPU)",
+        "MaxPool-12/small[[]float32[]]: a 2x2 kernel pools a 2x2 plane to one element",
+        "case: */mine/small.yaml:3 (test: small)",
+        "  Y[[]0, 0, 0, 0[]]: expected 4.0 (0x40800000), got 0.0 (0x00000000)",
+        "repro: pytest conformance --backend=somepkg.mod:MyBackend --seed=0 --cases=*mine -k 'MaxPool-12/small[[]float32[]]'",
+    ])
+    rerun = run_suite(pytester, "--backend=somepkg.mod:MyBackend", "--cases", str(pytester.path / "mine"),
+                      "-k", "MaxPool-12/small[float32]")
+    rerun.assert_outcomes(failed=1, deselected=5)
+    report = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert {r["outcome"] for r in report["items"]} == {"fail"}
+    assert report["items"][0]["backend"] == "somepkg.mod:MyBackend"
+
+
+def test_an_unknown_backend_is_a_usage_error_that_lists_the_registered_ones(pytester):
+    result = run_suite(pytester, "--backend=nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--backend=nope: no backend named 'nope'*registered: ort, reference*"])
+
+
+def test_a_broken_case_file_is_reported_in_one_line_without_a_traceback(pytester):
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "broken.yaml").write_text(SMALL_CASES.replace("kernel_shape: [2, 2]", "kernel_shape: 2"))
+    result = run_suite(pytester, "--cases", str(pytester.path / "mine"))
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*/mine/broken.yaml:6: cases[[]0[]].attributes.kernel_shape: must be ints, not int"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_other_pytest_runs_are_left_alone(pytester):
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest("test_plain.py")
+    result.assert_outcomes(passed=1)
+    assert "conformance backend" not in result.stdout.str()
+
+
+def test_the_suite_runs_under_xdist(pytester):
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASES)
+    result = run_suite(pytester, "-n", "2", "--cases", str(pytester.path / "mine"), f"--report={pytester.path / 'out'}")
+    result.assert_outcomes(passed=6)
+    assert len(json.loads((pytester.path / "out" / "results.json").read_text())["items"]) == 6
+

@@ -1,0 +1,56 @@
+"""Citations point at real text: each case's example heading and each registry quote sit at the
+line they cite in the seed documents (../shared/seeds, present in developer and CI checkouts)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+
+SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+pytestmark = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seed documents are not at {SEEDS}")
+
+
+def seed_lines(document: str) -> list[str]:
+    return html.unescape((SEEDS / document).read_text()).splitlines()
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def cited_cases():
+    registry = load_registry(bundled_case_dir())
+    return [case for file in case_files(bundled_case_dir()) for case in load_case_file(file, registry)
+            if (SEEDS / case.provenance["document"]).is_file()]
+
+
+@pytest.mark.parametrize("case", cited_cases(), ids=lambda case: f"{case.op}/{case.name}")
+def test_the_cited_line_holds_the_example(case):
+    lines = seed_lines(case.provenance["document"])
+    assert case.provenance["example"] in lines[case.provenance["line"] - 1]
+
+
+def registry_quotes():
+    registry = load_registry(bundled_case_dir())
+    return [(key, text) for key, entry in registry.items() for text in entry.entry["texts"]]
+
+
+@pytest.mark.parametrize("key, text", registry_quotes(), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_registry_quotes_the_document_at_the_cited_line(key, text):
+    lines = seed_lines(text["document"])
+    start = text["line"] - 1
+    window = squash(" ".join(lines[start:start + 6]))
+    assert squash(text["quote"]) in window, f"{key}: not at {text['document']}:{text['line']}"
+    assert squash(text["quote"]).split(" ")[0] in lines[start], f"{key}: the quote does not begin on line {text['line']}"
+
+
+def test_every_seed_example_of_the_onnx_documents_is_transcribed():
+    cited = {(c.provenance["document"], c.provenance["example"]) for c in cited_cases()}
+    for document in ("003_2dfce6e50edc0bf4.txt", "002_a8d45db0c35040ef.txt"):
+        headings = {m.group(1) for m in re.finditer(r"^\*\*(_\w+)\*\*$", (SEEDS / document).read_text(), re.M)}
+        assert headings and headings <= {example for doc, example in cited if doc == document}

@@ -1,0 +1,26 @@
+"""CI runs exactly the README's test command, so the quickstart cannot rot unnoticed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quickstart_commands() -> list[str]:
+    quickstart = ROOT.joinpath("README.md").read_text().split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.+?)\n```", quickstart)
+
+
+def test_the_quickstart_has_a_suite_command_and_a_test_command():
+    suite, tests = quickstart_commands()
+    assert "pytest conformance --backend=ort" in suite and "--report reports/ort" in suite
+    assert "pytest tests" in tests
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    _, tests = quickstart_commands()
+    ci_lines = ROOT.joinpath(".ci", "run").read_text().splitlines()
+    assert tests in ci_lines
+    assert any(line.startswith(".venv/bin/pytest conformance --backend=reference") for line in ci_lines)
