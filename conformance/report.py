@@ -88,6 +88,9 @@ class Results:
         target = directory / RESULTS_FILE
         with tempfile.NamedTemporaryFile("w", dir=directory, delete=False, suffix=".tmp") as handle:
             json.dump(document, handle, indent=1, allow_nan=False, default=_jsonable)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
         os.replace(handle.name, target)
         return target
 
