@@ -164,7 +164,7 @@ class ConformanceItem(pytest.Item):
     def __init__(self, *, item: Item, **kwargs):
         super().__init__(**kwargs)
         self.item = item
-        self.record = item_record(item)
+        self.record = item_record(item, self.config.stash[STATE].case_dir)
         self.user_properties.append((RECORD, self.record))
 
     def runtest(self) -> None:

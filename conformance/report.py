@@ -47,13 +47,13 @@ def header_lines(env: dict[str, Any]) -> list[str]:
     ]
 
 
-def item_record(item: Item) -> dict[str, Any]:
+def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
     """What is known of an item before it runs."""
     case = item.case
     return {
         "id": item.id,
         "case": case.name,
-        "file": str(case.file),
+        "file": case.file.relative_to(case_dir.parent).as_posix(),
         "line": case.line,
         "op": case.op,
         "domain": case.domain,
@@ -63,6 +63,7 @@ def item_record(item: Item) -> dict[str, Any]:
         "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
         "expected": item.expectation,
         "ambiguity": case.ambiguity.id if case.ambiguity else None,
+        "erratum": case.erratum["reason"] if case.erratum else None,
     }
 
 

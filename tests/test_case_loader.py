@@ -145,3 +145,14 @@ def test_the_bundled_registry_and_cases_load():
         if file.name != "ambiguities.yaml":
             for case in load_case_file(file, registry):
                 assert expand(case)
+
+
+def test_an_erratum_keeps_the_printed_output_beside_the_corrected_one(tmp_path):
+    path = tmp_path / "cases.yaml"
+    erratum = ("    erratum:\n"
+               "      printed: {Y: {data: [[[[3]]]]}}\n"
+               "      reason: the document prints 3, the second-largest element\n")
+    path.write_text(VALID_CASE + erratum)
+    (case,) = load_case_file(path, load_registry(bundled_case_dir()))
+    assert case.erratum["printed"] == {"Y": {"data": [[[[3]]]]}}
+    assert [o.expected.tolist() for o in expand(case)[0].outputs] == [[[[[4.0]]]]]
