@@ -8,19 +8,7 @@ import pytest
 
 from conformance.cases import CaseError, bundled_case_dir, load_case_file, load_registry
 from conformance.expand import expand
-
-VALID_CASE = """\
-op: MaxPool
-cases:
-  - name: small
-    description: a 2x2 kernel pools a 2x2 plane to one element
-    provenance: {document: test, example: small}
-    attributes: {kernel_shape: [2, 2]}
-    inputs:
-      X: {dtype: float32, data: [[[[1, 2], [3, 4]]]]}
-    outputs:
-      Y: {data: [[[[4]]]]}
-"""
+from tests.samples import SMALL_CASE
 
 
 def load(tmp_path, text: str):
@@ -40,7 +28,7 @@ def load(tmp_path, text: str):
 
 def test_the_valid_case_loads(tmp_path):
     path = tmp_path / "cases.yaml"
-    path.write_text(VALID_CASE)
+    path.write_text(SMALL_CASE)
     (case,) = load_case_file(path, load_registry(bundled_case_dir()))
     assert [item.id for item in expand(case)] == [
         f"MaxPool-{v}/small[float32]" for v in (1, 8, 10, 11, 12, 22)
@@ -52,71 +40,71 @@ def test_the_valid_case_loads(tmp_path):
     "text, field, words",
     [
         pytest.param(
-            VALID_CASE.replace("  - name: small", "  - name: small: big  # <-"),
+            SMALL_CASE.replace("  - name: small", "  - name: small: big  # <-"),
             "", "YAML error", id="yaml-syntax",
         ),
-        pytest.param(VALID_CASE.replace("op: MaxPool", "op: MaxPool\nflavour: 1  # <-"), "flavour", "unknown field", id="unknown-top-field"),
-        pytest.param(VALID_CASE.replace("op: MaxPool", "op: AveragePool  # <-"), "op", "unknown operator", id="unknown-op"),
+        pytest.param(SMALL_CASE.replace("op: MaxPool", "op: MaxPool\nflavour: 1  # <-"), "flavour", "unknown field", id="unknown-top-field"),
+        pytest.param(SMALL_CASE.replace("op: MaxPool", "op: AveragePool  # <-"), "op", "unknown operator", id="unknown-op"),
         pytest.param(
-            VALID_CASE.replace("    provenance: {document: test, example: small}\n", ""),
+            SMALL_CASE.replace("    provenance: {document: test, example: small}\n", ""),
             "cases[0]", "'provenance' is required", id="missing-provenance",
         ),
         pytest.param(
-            VALID_CASE.replace("{kernel_shape: [2, 2]}", "{kernel_shape: [2, 2], kernal: 1}  # <-"),
+            SMALL_CASE.replace("{kernel_shape: [2, 2]}", "{kernel_shape: [2, 2], kernal: 1}  # <-"),
             "cases[0].attributes.kernal", "no attribute 'kernal'", id="unknown-attribute",
         ),
         pytest.param(
-            VALID_CASE.replace("{kernel_shape: [2, 2]}", "{kernel_shape: 2}  # <-"),
+            SMALL_CASE.replace("{kernel_shape: [2, 2]}", "{kernel_shape: 2}  # <-"),
             "cases[0].attributes.kernel_shape", "must be ints, not int", id="attribute-kind",
         ),
         pytest.param(
-            VALID_CASE.replace("{dtype: float32,", "{dtype: float31,  # <-\n").replace("  # <-\n data", " data"),
+            SMALL_CASE.replace("{dtype: float32,", "{dtype: float31,  # <-\n").replace("  # <-\n data", " data"),
             "cases[0].inputs.X.dtype", "float31", id="unknown-dtype",
         ),
         pytest.param(
-            VALID_CASE.replace("[[[[1, 2], [3, 4]]]]}", "[[[[1, 2], [3]]]]}  # <-"),
+            SMALL_CASE.replace("[[[[1, 2], [3, 4]]]]}", "[[[[1, 2], [3]]]]}  # <-"),
             "cases[0].inputs.X.data", "ragged", id="ragged-data",
         ),
         pytest.param(
-            VALID_CASE.replace("{dtype: float32, data: [[[[1, 2], [3, 4]]]]}", "{dtype: uint8, data: [[[[1, 2], [3, 300]]]]}  # <-"),
+            SMALL_CASE.replace("{dtype: float32, data: [[[[1, 2], [3, 4]]]]}", "{dtype: uint8, data: [[[[1, 2], [3, 300]]]]}  # <-"),
             "cases[0].inputs.X.data", "[0, 255]", id="uint8-out-of-range",
         ),
         pytest.param(
-            VALID_CASE + "  - name: small  # <-\n    description: d\n    provenance: {document: t, example: e}\n"
+            SMALL_CASE + "  - name: small  # <-\n    description: d\n    provenance: {document: t, example: e}\n"
                          "    attributes: {kernel_shape: [1]}\n    inputs: {X: {dtype: float32, data: [[[1]]]}}\n"
                          "    outputs: {Y: derived}\n",
             "cases[1].name", "duplicate case name", id="duplicate-name",
         ),
         pytest.param(
-            VALID_CASE.replace("    outputs:", "    inputs: {}  # <-\n    outputs:"),
+            SMALL_CASE.replace("    outputs:", "    inputs: {}  # <-\n    outputs:"),
             "cases[0].inputs", "duplicate key", id="duplicate-key",
         ),
         pytest.param(
-            VALID_CASE.replace("data: [[[[1, 2], [3, 4]]]]}", "data: !!python/object/apply:os.system [echo]}  # <-"),
+            SMALL_CASE.replace("data: [[[[1, 2], [3, 4]]]]}", "data: !!python/object/apply:os.system [echo]}  # <-"),
             "", "YAML error", id="python-tag",
         ),
         pytest.param(
-            VALID_CASE.replace("      Y: {data: [[[[4]]]]}", "      Y: {data: [[[[4]]]]}\n    reject: the model is invalid"),
+            SMALL_CASE.replace("      Y: {data: [[[[4]]]]}", "      Y: {data: [[[[4]]]]}\n    reject: the model is invalid"),
             "cases[0].outputs", "must be of type array: The node's outputs (names only)", id="outputs-and-reject",
         ),
         pytest.param(
-            VALID_CASE + "    ambiguity: no-such-thing  # <-\n",
+            SMALL_CASE + "    ambiguity: no-such-thing  # <-\n",
             "cases[0].ambiguity", "no ambiguity 'no-such-thing'", id="unknown-ambiguity",
         ),
         pytest.param(
-            VALID_CASE.replace("    attributes:", "    versions: [7]  # <-\n    attributes:"),
+            SMALL_CASE.replace("    attributes:", "    versions: [7]  # <-\n    attributes:"),
             "cases[0].versions[0]", "no version 7", id="unknown-version",
         ),
         pytest.param(
-            VALID_CASE.replace("    attributes: {kernel_shape: [2, 2]}", "    versions: [8]  # <-\n    attributes: {kernel_shape: [2, 2], ceil_mode: 1}"),
+            SMALL_CASE.replace("    attributes: {kernel_shape: [2, 2]}", "    versions: [8]  # <-\n    attributes: {kernel_shape: [2, 2], ceil_mode: 1}"),
             "cases[0].versions", "MaxPool-8 has no attribute ceil_mode", id="version-where-case-is-illegal",
         ),
         pytest.param(
-            VALID_CASE.replace("{dtype: float32, data: [[[[1, 2], [3, 4]]]]}", "{dtype: int8, random: {shape: [1, 1, 2, 2], distribution: normal}}  # <-"),
+            SMALL_CASE.replace("{dtype: float32, data: [[[[1, 2], [3, 4]]]]}", "{dtype: int8, random: {shape: [1, 1, 2, 2], distribution: normal}}  # <-"),
             "cases[0].inputs.X.random.distribution", "needs integers", id="normal-for-integers",
         ),
         pytest.param(
-            VALID_CASE.replace("      Y: {data: [[[[4]]]]}", "      Y: {dtype: float16, data: [[[[4]]]]}  # <-"),
+            SMALL_CASE.replace("      Y: {data: [[[[4]]]]}", "      Y: {dtype: float16, data: [[[[4]]]]}  # <-"),
             "cases[0].outputs.Y.dtype", "T is float32", id="output-dtype-mismatch",
         ),
     ],
@@ -152,7 +140,7 @@ def test_an_erratum_keeps_the_printed_output_beside_the_corrected_one(tmp_path):
     erratum = ("    erratum:\n"
                "      printed: {Y: {data: [[[[3]]]]}}\n"
                "      reason: the document prints 3, the second-largest element\n")
-    path.write_text(VALID_CASE + erratum)
+    path.write_text(SMALL_CASE + erratum)
     (case,) = load_case_file(path, load_registry(bundled_case_dir()))
     assert case.erratum["printed"] == {"Y": {"data": [[[[3]]]]}}
     assert [o.expected.tolist() for o in expand(case)[0].outputs] == [[[[[4.0]]]]]

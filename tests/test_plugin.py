@@ -7,21 +7,10 @@ import json
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
+from tests.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
 
-SMALL_CASES = """\
-op: MaxPool
-cases:
-  - name: small
-    description: a 2x2 kernel pools a 2x2 plane to one element
-    provenance: {document: test, example: small}
-    attributes: {kernel_shape: [2, 2]}
-    inputs:
-      X: {dtype: float32, data: [[[[1, 2], [3, 4]]]]}
-    outputs:
-      Y: {data: [[[[4]]]]}
-"""
 
 EXTERNAL_BACKEND = """\
 import numpy as np
@@ -75,7 +64,7 @@ def test_the_reference_backend_is_green_and_the_report_holds_every_item(pytester
 
 def test_cases_from_another_directory(pytester):
     (pytester.path / "mine").mkdir()
-    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASES)
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASE)
     result = run_suite(pytester, "--cases", str(pytester.path / "mine"), "-v")
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines(["*small.yaml::MaxPool-1/small?float32? PASSED*"])
@@ -85,7 +74,7 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
     pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/mod": EXTERNAL_BACKEND})
     pytester.syspathinsert()
     (pytester.path / "mine").mkdir()
-    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASES)
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASE)
     result = run_suite(pytester, "--backend=somepkg.mod:MyBackend", "--cases", str(pytester.path / "mine"),
                        f"--report={pytester.path / 'out'}")
     result.assert_outcomes(failed=6)
@@ -112,7 +101,7 @@ def test_an_unknown_backend_is_a_usage_error_that_lists_the_registered_ones(pyte
 
 def test_a_broken_case_file_is_reported_in_one_line_without_a_traceback(pytester):
     (pytester.path / "mine").mkdir()
-    (pytester.path / "mine" / "broken.yaml").write_text(SMALL_CASES.replace("kernel_shape: [2, 2]", "kernel_shape: 2"))
+    (pytester.path / "mine" / "broken.yaml").write_text(SMALL_CASE.replace("kernel_shape: [2, 2]", "kernel_shape: 2"))
     result = run_suite(pytester, "--cases", str(pytester.path / "mine"))
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*/mine/broken.yaml:6: cases[[]0[]].attributes.kernel_shape: must be ints, not int"])
@@ -128,7 +117,7 @@ def test_other_pytest_runs_are_left_alone(pytester):
 
 def test_the_suite_runs_under_xdist(pytester):
     (pytester.path / "mine").mkdir()
-    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASES)
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASE)
     result = run_suite(pytester, "-n", "2", "--cases", str(pytester.path / "mine"), f"--report={pytester.path / 'out'}")
     result.assert_outcomes(passed=6)
     assert len(json.loads((pytester.path / "out" / "results.json").read_text())["items"]) == 6
