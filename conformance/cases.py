@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from .operators import Operator, operators
+from .parameters import ParameterError, instances
 
 SCHEMA_DIR = Path(__file__).with_name("schema")
 REGISTRY_FILE = "ambiguities.yaml"
@@ -87,15 +88,21 @@ def read_yaml(file: Path, schema_name: str) -> Source:
     source = Source(file, data, lines)
     if data is None:
         raise CaseError(file, 1, "", "the file is empty")
-    validator = jsonschema.Draft202012Validator(_schema(schema_name))
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        path = tuple(error.absolute_path)
-        if error.validator == "additionalProperties":
-            unknown = sorted(k for k in error.instance if k not in error.schema.get("properties", {}))
-            raise source.error(path + (unknown[0],), f"unknown field {unknown[0]!r}")
-        raise source.error(path, _schema_message(error))
+    validate(source, (), data, _schema(schema_name))
     return source
+
+
+def validate(source: Source, path: FieldPath, instance: Any, schema: dict) -> None:
+    """Raise a CaseError naming the line and field of the most relevant schema violation."""
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if error is None:
+        return
+    path += tuple(error.absolute_path)
+    if error.validator == "additionalProperties":
+        unknown = sorted(k for k in error.instance if k not in error.schema.get("properties", {}))
+        raise source.error(path + (unknown[0],), f"unknown field {unknown[0]!r}")
+    raise source.error(path, _schema_message(error))
 
 
 def _record_lines(file: Path, node: yaml.Node, path: FieldPath, lines: dict[FieldPath, int]) -> None:
@@ -229,17 +236,30 @@ def load_case_file(file: Path, registry: dict[str, Ambiguity]) -> list[Case]:
     if operator is None:
         known = ", ".join(sorted(f"{d}:{o}" for d, o in operators()))
         raise source.error(("op",), f"unknown operator {domain}:{source.data['op']} (known: {known})")
+    schema = _schema("cases.schema.json")
+    case_schema = {"$ref": "#/$defs/case", "$defs": schema["$defs"]}
     cases, names = [], set()
     for index, raw in enumerate(source.data["cases"]):
         path = ("cases", index)
         if raw["name"] in names:
             raise source.error(path + ("name",), f"duplicate case name {raw['name']!r}")
         names.add(raw["name"])
-        cases.append(_build_case(source, path, raw, operator, registry))
+        try:
+            expanded = instances(raw)
+        except ParameterError as e:
+            raise source.error(path + e.path, str(e)) from None
+        for name, instance in expanded:
+            try:
+                validate(source, path, instance, case_schema)
+                cases.append(_build_case(source, path, name, instance, operator, registry))
+            except CaseError as e:
+                if name != raw["name"]:
+                    e.message = f"instance {name}: {e.message}"
+                raise
     return cases
 
 
-def _build_case(source: Source, path: FieldPath, raw: dict, operator: Operator,
+def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, operator: Operator,
                 registry: dict[str, Ambiguity]) -> Case:
     def error(subpath: FieldPath, message: str) -> CaseError:
         return source.error(path + subpath, message)
@@ -300,7 +320,7 @@ def _build_case(source: Source, path: FieldPath, raw: dict, operator: Operator,
                 raise error(("erratum", "printed", name), f"the case has no output {name!r}")
 
     return Case(
-        source=source, path=path, op=operator.name, domain=operator.domain, name=raw["name"],
+        source=source, path=path, op=operator.name, domain=operator.domain, name=case_name,
         description=raw["description"], provenance=raw["provenance"], versions=versions,
         dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
         outputs=outputs, reject=reject, ambiguity=ambiguity, alternatives=alternatives,
