@@ -198,6 +198,16 @@ class OutputSpec:
 
 
 @dataclass(frozen=True)
+class Upstream:
+    """A node whose outputs feed the case's operator (``feeds``: its output -> our input)."""
+
+    op: str
+    attributes: dict[str, Any]
+    inputs: tuple[InputSpec, ...]
+    feeds: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Case:
     source: Source = field(repr=False)
     path: FieldPath
@@ -216,6 +226,7 @@ class Case:
     alternatives: dict[str, dict[str, dict]]
     expected_reading: str | None
     erratum: dict | None
+    upstream: Upstream | None = None
 
     @property
     def file(self) -> Path:
@@ -271,9 +282,10 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         for name in raw.get("attributes", {}):
             if name not in operator.all_attributes():
                 raise error(("attributes", name), f"{operator.name} has no attribute {name!r} at any version")
-    for name in raw["inputs"]:
+    for name in raw.get("inputs", {}):
         if name not in input_ports:
             raise error(("inputs", name), f"{operator.name} has no input {name!r}")
+    upstream = _upstream(raw["upstream"], operator, input_ports, error) if "upstream" in raw else None
     for index, name in enumerate(raw.get("outputs", {})):
         if name not in output_ports:
             where = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
@@ -285,10 +297,11 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
             where = ("versions", i) if isinstance(versions, list) else ("versions",)
             raise error(where, f"{operator.name} has no version {version} (it has {sorted(operator.versions)})")
 
-    inputs = tuple(_input(name, spec) for name, spec in raw["inputs"].items())
-    for spec in inputs:
+    inputs = tuple(_input(name, spec) for name, spec in raw.get("inputs", {}).items())
+    for spec in inputs + (upstream.inputs if upstream else ()):
         if spec.data is not None and not _is_regular(spec.data):
-            raise error(("inputs", spec.name, "data"), "the nested lists are ragged: every row needs the same length")
+            where = ("inputs",) if spec in inputs else ("upstream", "inputs")
+            raise error(where + (spec.name, "data"), "the nested lists are ragged: every row needs the same length")
     raw_outputs = raw.get("outputs", {})
     if isinstance(raw_outputs, list):  # a must-reject case names the node's outputs only
         outputs = tuple(OutputSpec(name, None) for name in raw_outputs)
@@ -324,8 +337,27 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         description=raw["description"], provenance=raw["provenance"], versions=versions,
         dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
         outputs=outputs, reject=reject, ambiguity=ambiguity, alternatives=alternatives,
-        expected_reading=expected_reading, erratum=raw.get("erratum"),
+        expected_reading=expected_reading, erratum=raw.get("erratum"), upstream=upstream,
     )
+
+
+def _upstream(raw: dict, operator: Operator, input_ports: set[str], error) -> Upstream:
+    feeder = operators().get((operator.domain, raw["op"]))
+    if feeder is None:
+        raise error(("upstream", "op"), f"unknown operator {operator.domain}:{raw['op']}")
+    for name in raw["attributes"]:
+        if name not in feeder.all_attributes():
+            raise error(("upstream", "attributes", name), f"{feeder.name} has no attribute {name!r} at any version")
+    for name in raw["inputs"]:
+        if name not in {p.name for v in feeder.versions.values() for p in v.inputs}:
+            raise error(("upstream", "inputs", name), f"{feeder.name} has no input {name!r}")
+    for produced, consumed in raw["feeds"].items():
+        if produced not in {p.name for v in feeder.versions.values() for p in v.outputs}:
+            raise error(("upstream", "feeds", produced), f"{feeder.name} has no output {produced!r}")
+        if consumed not in input_ports:
+            raise error(("upstream", "feeds", produced), f"{operator.name} has no input {consumed!r}")
+    inputs = tuple(_input(name, spec) for name, spec in raw["inputs"].items())
+    return Upstream(feeder.name, raw["attributes"], inputs, dict(raw["feeds"]))
 
 
 def _input(name: str, spec: dict) -> InputSpec:

@@ -9,7 +9,7 @@ element equal to the expected maximum.
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Sequence
 
@@ -19,7 +19,9 @@ from reference_backend import ReferenceBackend
 from reference_backend.geometry import pool_axes
 from reference_backend.maxpool import from_storage_order
 
+from .ambiguities import detected
 from .backends import Backend, Unsupported
+from .cases import Ambiguity
 from .expand import Item, ItemOutput
 
 SHOWN_MISMATCHES = 8
@@ -38,31 +40,37 @@ class Verdict:
     outcome: Outcome
     message: str  # one line
     details: str = ""  # the readable diff
+    ambiguities: list[str] = field(default_factory=list)  # registry ids the item runs into
 
 
 class SuiteError(Exception):
     """The suite itself is wrong (the reference cannot compute a derived expectation)."""
 
 
-def evaluate(item: Item, backend: Backend, seed: int) -> Verdict:
+def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity]) -> Verdict:
     inputs = item.make_inputs(seed)
     if item.case.reject:
         return _judge_rejection(item, backend, inputs)
     expected = expected_outputs(item, inputs)
+    ambiguities = detected(item, inputs)
+    open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     try:
         actual = backend.run(item.model, inputs)
     except Unsupported as e:
-        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e))
+        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
-        return Verdict(Outcome.ERROR, f"{type(e).__name__}: {_first_line(str(e))}", _exception_text(e))
+        summary = f"{type(e).__name__}: {_first_line(str(e))}"
+        if open_ones:  # refusing is one way to read an open question
+            return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities)
+        return Verdict(Outcome.ERROR, summary, _exception_text(e), ambiguities)
 
     mismatches = compare(item, inputs, expected, actual)
-    ambiguity = item.case.ambiguity
-    if ambiguity is not None and ambiguity.status == "open":
-        return Verdict(Outcome.DIVERGENT, _observed_reading(item, actual, mismatches), _render(mismatches))
+    if open_ones:
+        message = _observed_reading(item, open_ones, actual, mismatches)
+        return Verdict(Outcome.DIVERGENT, message, _render(mismatches), ambiguities)
     if mismatches:
-        return Verdict(Outcome.FAIL, mismatches[0], _render(mismatches))
-    return Verdict(Outcome.PASS, "")
+        return Verdict(Outcome.FAIL, mismatches[0], _render(mismatches), ambiguities)
+    return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
 
 
 def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]) -> Verdict:
@@ -179,15 +187,17 @@ def _check_positions(item: Item, output: ItemOutput, inputs: dict[str, np.ndarra
     return ["\n".join(lines)]
 
 
-def _observed_reading(item: Item, actual: Sequence[Any], mismatches: list[str]) -> str:
+def _observed_reading(item: Item, open_ones: list[Ambiguity], actual: Sequence[Any], mismatches: list[str]) -> str:
+    """Which reading the outputs show: the expected one, a listed alternative, or another."""
     case = item.case
-    reading = case.expected_reading
+    expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
+                for a in open_ones]
     if not mismatches:
-        return f"observed: {reading} (the case's outputs)" if reading else "observed: the case's outputs"
+        return f"observed: {', '.join(expected)} (the case's outputs)"
     for name, outputs in case.alternatives.items():
         if _matches_alternative(item, outputs, actual):
             return f"observed: {name}"
-    return f"observed: none of the listed readings ({_first_line(mismatches[0])})"
+    return f"observed: not {', '.join(expected)} ({_first_line(mismatches[0])})"
 
 
 def _matches_alternative(item: Item, outputs: dict[str, dict], actual: Sequence[Any]) -> bool:

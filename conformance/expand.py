@@ -53,8 +53,9 @@ class Item:
     case: Case
     signature: OpVersion
     dtype: str
-    inputs: tuple[ItemInput, ...]
+    inputs: tuple[ItemInput, ...]  # the graph inputs: the upstream node's first
     outputs: tuple[ItemOutput, ...]
+    upstream: OpVersion | None = None
 
     @property
     def version(self) -> int:
@@ -99,7 +100,8 @@ def expand(case: Case) -> list[Item]:
     items = []
     for version in selected:
         signature = operator.versions[version]
-        made = [_item(case, signature, dtype) for dtype in _dtype_sweep(case, signature)]
+        upstream = _upstream_signature(case, version)
+        made = [_item(case, signature, upstream, dtype) for dtype in _dtype_sweep(case, signature, upstream)]
         applicable = [item for item in made if isinstance(item, Item)]
         if not applicable and isinstance(case.versions, list):
             raise case.error(("versions",), f"the case names {case.op}-{version}, where it does not apply: {made[0]}")
@@ -118,38 +120,61 @@ def _selected_versions(case: Case, versions: list[int]) -> list[int]:
     return versions
 
 
-def _dtype_sweep(case: Case, signature: OpVersion) -> list[str | None]:
+def _upstream_signature(case: Case, opset: int) -> OpVersion | None:
+    """The version of the upstream operator that the same opset import selects."""
+    if case.upstream is None:
+        return None
+    versions = operators()[case.domain, case.upstream.op].versions
+    chosen = [v for v in versions if v <= opset]
+    return versions[max(chosen)] if chosen else None
+
+
+def _dtype_sweep(case: Case, signature: OpVersion, upstream: OpVersion | None) -> list[str | None]:
     """Element types for the inputs that declare none (None: every input declares its own)."""
     if case.dtypes is None:
         return [None]
-    first = signature.port(case.inputs[0].name)
-    allowed = signature.allowed(first) if first else ()
-    return list(allowed) if case.dtypes == "all" else list(case.dtypes)
+    if case.dtypes != "all":
+        return list(case.dtypes)
+    node, specs = (upstream, case.upstream.inputs) if case.upstream else (signature, case.inputs)
+    first = node.port(specs[0].name) if node else None
+    return list(node.allowed(first)) if first else []
 
 
-def _item(case: Case, signature: OpVersion, sweep: str | None) -> Item | str:
+def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: str | None) -> Item | str:
     """The item, or why the case does not apply at this version and element type."""
+    inputs: list[ItemInput] = []
     binding: dict[str, str] = {}
-    inputs = []
-    for spec in case.inputs:
-        name = spec.dtype or sweep
-        if name is None:
-            raise case.error(("inputs", spec.name), "needs a dtype, or the case needs `dtypes`")
-        port = signature.port(spec.name)
-        if port is None or port not in signature.inputs:
-            if case.reject:
-                raise case.error(("inputs", spec.name), f"{case.op}-{signature.version} has no input {spec.name}")
-            return f"{case.op}-{signature.version} has no input {spec.name}"
-        if binding.setdefault(port.type, name) != name and not case.reject:
-            return f"inputs of type {port.type} differ in element type"
-        inputs.append(ItemInput(spec.name, DTYPES[name], spec.shape, spec))
-
-    reason = None if case.reject else _not_applicable(case, signature, binding)
+    fed: set[str] = set()
+    if case.upstream:
+        if upstream is None:
+            return f"no {case.upstream.op} exists at opset {signature.version}"
+        upstream_binding: dict[str, str] = {}
+        reason = _bind_inputs(case, ("upstream",), upstream, case.upstream.inputs, sweep, upstream_binding, inputs)
+        reason = reason or _why_not(case, ("upstream",), upstream, case.upstream.attributes,
+                                    {i.name for i in case.upstream.inputs}, case.upstream.feeds, upstream_binding)
+        if reason:
+            return reason
+        for produced, consumed in case.upstream.feeds.items():
+            port = upstream.port(produced)
+            dtype = upstream_binding.get(port.type) or _only_type(case, upstream, port.type, produced)
+            target = signature.port(consumed)
+            if binding.setdefault(target.type, dtype) != dtype:
+                return f"inputs of type {target.type} differ in element type"
+            fed.add(consumed)
+    reason = _bind_inputs(case, (), signature, case.inputs, sweep, binding, inputs)
     if reason:
         return reason
-    _check_attribute_kinds(case, signature)
+    if not case.reject:
+        reason = _why_not(case, (), signature, case.attributes, {i.name for i in case.inputs} | fed,
+                          [o.name for o in case.outputs], binding)
+        if reason:
+            return reason
+        _check_attribute_kinds(case, (), signature, case.attributes)
+        if case.upstream:
+            _check_attribute_kinds(case, ("upstream",), upstream, case.upstream.attributes)
     for item_input in inputs:
-        _check_input_values(case, item_input)
+        where = ("upstream", "inputs") if case.upstream and item_input.spec in case.upstream.inputs else ("inputs",)
+        _check_input_values(case, where, item_input)
 
     outputs = []
     declared = case.outputs or tuple(OutputSpec(p.name, None) for p in signature.outputs if not p.optional)
@@ -171,45 +196,65 @@ def _item(case: Case, signature: OpVersion, sweep: str | None) -> Item | str:
 
     dtype_label = inputs[0].dtype.name
     item_id = f"{qualified_op(case.domain, case.op)}-{signature.version}/{case.name}[{dtype_label}]"
-    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs))
+    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream)
+
+
+def _bind_inputs(case: Case, where: tuple, signature: OpVersion, specs: tuple[InputSpec, ...],
+                 sweep: str | None, binding: dict[str, str], inputs: list[ItemInput]) -> str | None:
+    """Type each input (its own dtype, else the swept one) and bind its type variable."""
+    for spec in specs:
+        name = spec.dtype or sweep
+        if name is None:
+            raise case.error(where + ("inputs", spec.name), "needs a dtype, or the case needs `dtypes`")
+        port = signature.port(spec.name)
+        if port is None or port not in signature.inputs:
+            if case.reject:
+                raise case.error(where + ("inputs", spec.name), f"{signature.op}-{signature.version} has no input {spec.name}")
+            return f"{signature.op}-{signature.version} has no input {spec.name}"
+        if binding.setdefault(port.type, name) != name and not case.reject:
+            return f"inputs of type {port.type} differ in element type"
+        inputs.append(ItemInput(spec.name, DTYPES[name], spec.shape, spec))
+    return None
 
 
 def qualified_op(domain: str, op: str) -> str:
     return op if domain == ONNX_DOMAIN else f"{domain}.{op}"
 
 
-def _not_applicable(case: Case, signature: OpVersion, binding: dict[str, str]) -> str | None:
-    for name in case.attributes:
+def _why_not(case: Case, where: tuple, signature: OpVersion, attributes: dict, provided: set[str],
+             outputs, binding: dict[str, str]) -> str | None:
+    """Why a node does not exist in this form at this version (None: it does). A missing required
+    input or attribute is a mistake of the case, not a version difference."""
+    label = f"{signature.op}-{signature.version}"
+    for name in attributes:
         if name not in signature.attributes:
-            return f"{case.op}-{signature.version} has no attribute {name}"
-    for spec in case.outputs:
-        port = signature.port(spec.name)
+            return f"{label} has no attribute {name}"
+    for name in outputs:
+        port = signature.port(name)
         if port is None or port not in signature.outputs:
-            return f"{case.op}-{signature.version} has no output {spec.name}"
+            return f"{label} has no output {name}"
     for type_var, dtype in binding.items():
         if dtype not in signature.types[type_var]:
-            return f"{case.op}-{signature.version} does not accept {dtype} for {type_var}"
+            return f"{label} does not accept {dtype} for {type_var}"
     for port in signature.inputs:
-        if not port.optional and port.name not in {i.name for i in case.inputs}:
-            raise case.error(("inputs",), f"{case.op}-{signature.version} requires input {port.name}")
+        if not port.optional and port.name not in provided:
+            raise case.error(where + ("inputs",), f"{label} requires input {port.name}")
     for name in signature.required:
-        if name not in case.attributes:
-            raise case.error(("attributes",), f"{case.op}-{signature.version} requires attribute {name}")
+        if name not in attributes:
+            raise case.error(where + ("attributes",), f"{label} requires attribute {name}")
     return None
 
 
-def _check_attribute_kinds(case: Case, signature: OpVersion) -> None:
-    if case.reject:
-        return
-    for name, value in case.attributes.items():
+def _check_attribute_kinds(case: Case, where: tuple, signature: OpVersion, attributes: dict) -> None:
+    for name, value in attributes.items():
         kind = ATTRIBUTE_KIND.get(helper.make_attribute(name, value).type)
         if kind != signature.attributes[name]:
-            raise case.error(("attributes", name), f"must be {signature.attributes[name]}, not {kind}")
+            raise case.error(where + ("attributes", name), f"must be {signature.attributes[name]}, not {kind}")
 
 
-def _check_input_values(case: Case, item_input: ItemInput) -> None:
+def _check_input_values(case: Case, where: tuple, item_input: ItemInput) -> None:
     spec, dtype = item_input.spec, item_input.dtype
-    where = ("inputs", spec.name)
+    where = where + (spec.name,)
     if spec.random is None:
         try:
             dtype.cast(spec.data)
@@ -219,8 +264,13 @@ def _check_input_values(case: Case, item_input: ItemInput) -> None:
     distribution = spec.random["distribution"]
     if dtype.is_integer and (distribution == "normal" or (isinstance(distribution, dict) and "uniform" in distribution)):
         raise case.error(where + ("random", "distribution"), f"{distribution} gives non-integers; {dtype.name} needs integers, choice or permutation")
-    if isinstance(distribution, dict) and ("integers" in distribution or "choice" in distribution):
-        values = distribution.get("integers") or distribution["choice"]
+    if isinstance(distribution, dict) and "distinct" in distribution:
+        low, high = distribution["distinct"]
+        if high - low + 1 < int(np.prod(item_input.shape, dtype=np.int64)):
+            raise case.error(where + ("random", "distribution"),
+                             f"[{low}, {high}] holds fewer distinct integers than the {item_input.shape} input")
+    if isinstance(distribution, dict) and ({"integers", "choice", "distinct"} & set(distribution)):
+        values = next(distribution[k] for k in ("integers", "choice", "distinct") if k in distribution)
         try:
             dtype.cast(values)
         except ValueError as e:
@@ -254,6 +304,11 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
         else:
             low, high = distribution["integers"]
         values = rng.integers(low, high, size=count, endpoint=True)
+    elif distribution == "lowest":
+        values = np.full(count, np.iinfo(dtype.numpy).min if dtype.is_integer else -np.inf)
+    elif "distinct" in distribution:
+        low, high = distribution["distinct"]
+        values = low + rng.permutation(high - low + 1)[:count]
     elif "uniform" in distribution:
         values = rng.uniform(*distribution["uniform"], size=count)
     else:
@@ -261,27 +316,40 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     return dtype.cast(values).reshape(shape)
 
 
-def _port_order(item: Item, signature: OpVersion) -> list[str]:
-    """The node's outputs in signature order ("" for a skipped optional one); outputs a
-    must-reject case adds beyond the signature come last."""
-    named = [o.name for o in item.outputs]
-    ordered = [p.name if p.name in named else "" for p in signature.outputs]
-    return ordered + [name for name in named if name not in ordered]
+def _port_order(names: list[str], ports: tuple) -> list[str]:
+    """``names`` in signature order, "" for a skipped optional port, trailing ones dropped;
+    names beyond the signature (outputs a must-reject case adds) come last."""
+    ordered = [p.name if p.name in names else "" for p in ports]
+    ordered += [name for name in names if name not in ordered]
+    while ordered and not ordered[-1]:
+        ordered.pop()
+    return ordered
 
 
 def build_model(item: Item) -> onnx.ModelProto:
-    signature, case = item.signature, item.case
-    provided = {i.name for i in item.inputs}
-    node_inputs = [p.name if p.name in provided else "" for p in signature.inputs]
-    node_outputs = _port_order(item, signature)
-    for names in (node_inputs, node_outputs):
-        while names and not names[-1]:
-            names.pop()
+    case = item.case
     rank = len(item.inputs[0].shape)
     onnx_domain = "" if case.domain == ONNX_DOMAIN else case.domain
-    node = helper.make_node(case.op, node_inputs, node_outputs, domain=onnx_domain, **case.attributes)
+    nodes = []
+    own_inputs = [i.name for i in case.inputs]
+    if case.upstream:
+        feeder = item.upstream
+        nodes.append(helper.make_node(
+            case.upstream.op, _port_order([i.name for i in case.upstream.inputs], feeder.inputs),
+            _port_order(list(case.upstream.feeds), feeder.outputs), domain=onnx_domain,
+            **case.upstream.attributes))
+        # the fed inputs take the upstream output tensors' names
+        by_port = {consumed: produced for produced, consumed in case.upstream.feeds.items()}
+        node_inputs = [by_port.get(p.name, p.name if p.name in own_inputs else "")
+                       for p in item.signature.inputs]
+        while node_inputs and not node_inputs[-1]:
+            node_inputs.pop()
+    else:
+        node_inputs = _port_order(own_inputs, item.signature.inputs)
+    node_outputs = _port_order([o.name for o in item.outputs], item.signature.outputs)
+    nodes.append(helper.make_node(case.op, node_inputs, node_outputs, domain=onnx_domain, **case.attributes))
     graph = helper.make_graph(
-        [node],
+        nodes,
         f"{case.op}_{case.name}",
         [helper.make_tensor_value_info(i.name, i.dtype.onnx, i.shape) for i in item.inputs],
         # Output dims stay symbolic: the expectation, not onnx's shape inference, decides them.
@@ -295,4 +363,3 @@ def build_model(item: Item) -> onnx.ModelProto:
         ir_version=helper.find_min_ir_version_for(imports),
         producer_name="maxpool-conformance",
     )
-

@@ -2,7 +2,8 @@
 
 A case with ``parameters: {design, values}`` expands into one instance per row of its design.
 In each instance, a string ``$name`` (or ``$name.key`` for a mapping value) anywhere in the case
-is replaced by the parameter's value; a field that becomes null is left out. Instances are named
+is replaced by the parameter's value, and a list element ``$name...`` by the elements of a list
+value; a field that becomes null is left out. Instances are named
 ``<case>/<label>-<label>...``: a mapping value's ``label``, or the parameter's name followed by
 its value. The designs are deterministic, so ids are stable from run to run.
 """
@@ -109,7 +110,7 @@ def _lookup(ref: str, path: tuple, chosen: dict, keys: dict) -> Any:
         raise ParameterError(path, f"${ref}: no parameter {name!r} (parameters: {', '.join(chosen)})")
     value = chosen[name]
     if not key:
-        return value
+        return {k: v for k, v in value.items() if k != "label"} if isinstance(value, dict) else value
     if key not in keys[name]:
         raise ParameterError(path, f"${ref}: no value of {name} has the field {key!r}")
     return value.get(key)  # a mapping that omits the field leaves it out
@@ -126,7 +127,15 @@ def _substitute(node: Any, lookup: Callable[[str, tuple], Any], path: tuple) -> 
                 result[key] = value
         return result
     if isinstance(node, list):
-        items = [_substitute(value, lookup, path + (i,)) for i, value in enumerate(node)]
+        items = []
+        for i, value in enumerate(node):
+            if isinstance(value, str) and value.startswith("$") and value.endswith("..."):
+                spliced = lookup(value[1:-3], path + (i,))
+                if not isinstance(spliced, list):
+                    raise ParameterError(path + (i,), f"{value}: only a list can be spliced")
+                items += copy.deepcopy(spliced)
+            else:
+                items.append(_substitute(value, lookup, path + (i,)))
         if any(item is None for item in items):
             raise ParameterError(path, "a list element became null")
         return items

@@ -171,11 +171,11 @@ class ConformanceItem(pytest.Item):
         state = self.config.stash[STATE]
         self.record.update(backend=state.backend.name, backend_version=state.backend.version)
         try:
-            verdict = evaluate(self.item, state.backend, state.seed)
+            verdict = evaluate(self.item, state.backend, state.seed, self.parent.parent.registry)
         except (CaseError, SuiteError) as e:
             self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {e}")
             raise
-        self.record.update(outcome=verdict.outcome.value, message=verdict.message)
+        self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(f"unsupported: {verdict.message}")
         if verdict.outcome in (Outcome.FAIL, Outcome.ERROR):
@@ -193,7 +193,7 @@ class ConformanceItem(pytest.Item):
         case = self.item.case
         return "\n".join([
             f"{self.item.id}: {case.description}",
-            f"case: {case.file}:{case.line} ({case.provenance['document']}: {case.provenance['example']})",
+            f"case: {case.file}:{case.line} ({_provenance(case.provenance)})",
             f"attributes: {case.attributes}",
             "inputs: " + ", ".join(f"{i.name} {i.dtype.name}{list(i.shape)}" for i in self.item.inputs),
             f"expected: {self.item.expectation}",
@@ -205,3 +205,9 @@ class ConformanceItem(pytest.Item):
 
     def reportinfo(self):
         return self.item.case.file, self.item.case.line - 1, self.item.id
+
+
+def _provenance(provenance: dict) -> str:
+    if "generated" in provenance:
+        return "generated: " + " ".join(provenance["generated"].split())
+    return f"{provenance['document']}: {provenance['example']}"

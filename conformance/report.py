@@ -62,7 +62,7 @@ def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
         "attributes": case.attributes,
         "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
         "expected": item.expectation,
-        "ambiguity": case.ambiguity.id if case.ambiguity else None,
+        "ambiguity": [case.ambiguity.id] if case.ambiguity else [],
         "erratum": case.erratum["reason"] if case.erratum else None,
     }
 

@@ -124,7 +124,9 @@ class _MaxUnpool(_Node):
             except GeometryError as e:
                 raise ValueError(f"{self.op}: {e}") from e
         else:
-            shape = tuple(int(d) for d in np.asarray(output_shape).reshape(-1))
+            if output_shape.dtype != np.int64:
+                raise InvalidModel(f"{self.op}: output_shape must be int64, not {output_shape.dtype}")
+            shape = tuple(int(d) for d in output_shape.reshape(-1))
             if len(shape) != x.ndim or min(shape, default=0) < 0:
                 raise ValueError(f"{self.op}: output_shape {shape} is not a shape of rank {x.ndim}")
         return [max_unpool(x, indices, shape)]

@@ -14,6 +14,8 @@ from conformance.compare import Outcome, compare, evaluate, expected_outputs, sa
 from conformance.expand import expand
 from reference_backend import ReferenceBackend
 
+REGISTRY = load_registry(bundled_case_dir())
+
 
 def items_from(tmp_path, text):
     path = tmp_path / "cases.yaml"
@@ -142,19 +144,19 @@ def bundled(op, name, version):
     (raises(Unsupported("no kernel for uint8")), Outcome.UNSUPPORTED),
 ])
 def test_each_backend_behaviour_has_its_own_outcome(behaviour, outcome):
-    verdict = evaluate(bundled("MaxPool", "2d_uint8", 12), Scripted(behaviour), seed=0)
+    verdict = evaluate(bundled("MaxPool", "2d_uint8", 12), Scripted(behaviour), seed=0, registry=REGISTRY)
     assert verdict.outcome is outcome
 
 
 def test_an_open_ambiguity_is_divergent_and_names_the_reading_observed():
     item = bundled("MaxUnpool", "with_output_shape", 11)
-    verdict = evaluate(item, Scripted(reference), seed=0)
+    verdict = evaluate(item, Scripted(reference), seed=0, registry=REGISTRY)
     assert (verdict.outcome, verdict.message) == (Outcome.DIVERGENT, "observed: output-index-space")
     printed = [o.expected for o in item.outputs]
-    verdict = evaluate(item, Scripted(lambda m, i: printed), seed=0)
+    verdict = evaluate(item, Scripted(lambda m, i: printed), seed=0, registry=REGISTRY)
     assert verdict.message == "observed: inferred-shape-embedded (the case's outputs)"
-    verdict = evaluate(item, Scripted(lambda m, i: [np.ones_like(printed[0])]), seed=0)
-    assert verdict.outcome is Outcome.DIVERGENT and verdict.message.startswith("observed: none of the listed readings")
+    verdict = evaluate(item, Scripted(lambda m, i: [np.ones_like(printed[0])]), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.DIVERGENT and verdict.message.startswith("observed: not inferred-shape-embedded (")
 
 
 def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
@@ -172,9 +174,9 @@ def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
             reject: MaxPool-1 has one output
         """)
     assert [o.name for o in item.model.graph.output] == ["Y", "Indices"]
-    refused = evaluate(item, Scripted(reference), seed=0)
+    refused = evaluate(item, Scripted(reference), seed=0, registry=REGISTRY)
     assert refused.outcome is Outcome.PASS
     assert refused.message == "refused: InvalidModel: MaxPool-1 has 1 to 1 outputs, got 2"
-    accepted = evaluate(item, Scripted(lambda m, i: [np.zeros((1, 1, 1), np.float32)]), seed=0)
+    accepted = evaluate(item, Scripted(lambda m, i: [np.zeros((1, 1, 1), np.float32)]), seed=0, registry=REGISTRY)
     assert accepted.outcome is Outcome.FAIL
     assert accepted.message == "accepted an invalid model: MaxPool-1 has one output"
