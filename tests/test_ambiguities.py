@@ -1,0 +1,113 @@
+"""The detectors find each open question of the registry exactly where the readings differ."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from conformance.ambiguities import DETECTORS, detected
+from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+from conformance.expand import expand
+
+REGISTRY = load_registry(bundled_case_dir())
+
+
+def item(tmp_path, op="MaxPool", version=12, **case):
+    case = {"name": "probe", "description": "d", "provenance": {"generated": "a test"}, "versions": [version],
+            "outputs": {"Y": "derived"} if op == "MaxPool" else {"output": "derived"}, **case}
+    path = tmp_path / "probe.yaml"
+    path.write_text(yaml.safe_dump({"op": op, "cases": [case]}))
+    (loaded,) = load_case_file(path, REGISTRY)
+    (made,) = expand(loaded)
+    return made
+
+
+def pool(tmp_path, shape, data=None, version=12, indices=False, **attributes):
+    x = {"dtype": "float32", "data": data} if data is not None else {
+        "dtype": "float32", "random": {"shape": shape, "distribution": "permutation"}}
+    outputs = {"Y": "derived", "Indices": "derived"} if indices else {"Y": "derived"}
+    return item(tmp_path, version=version, attributes=attributes, inputs={"X": x}, outputs=outputs)
+
+
+def found(made):
+    return detected(made, made.make_inputs(0))
+
+
+CASES = [
+    # (detector, attributes and input of a MaxPool, expected)
+    ("ceil-window-starts-in-padding", dict(shape=[1, 1, 2], kernel_shape=[1], strides=[2], ceil_mode=1), True),
+    ("ceil-window-starts-in-padding", dict(shape=[1, 1, 4], kernel_shape=[3], strides=[2], ceil_mode=1), False),
+    ("ceil-window-starts-in-padding", dict(shape=[1, 1, 2], kernel_shape=[1], strides=[2]), False),
+    ("auto-pad-with-ceil-mode", dict(shape=[1, 1, 5], kernel_shape=[2], strides=[2], auto_pad="VALID", ceil_mode=1), True),
+    ("auto-pad-with-ceil-mode", dict(shape=[1, 1, 6], kernel_shape=[2], strides=[2], auto_pad="VALID", ceil_mode=1), False),
+    ("auto-pad-with-ceil-mode", dict(shape=[1, 1, 5], kernel_shape=[2], strides=[2], auto_pad="SAME_UPPER", ceil_mode=1), False),
+    ("same-pad-negative", dict(shape=[1, 1, 7], kernel_shape=[1], strides=[4], auto_pad="SAME_UPPER"), True),
+    ("same-pad-negative", dict(shape=[1, 1, 7], kernel_shape=[2], strides=[2], auto_pad="SAME_LOWER"), False),
+    ("window-in-padding-only", dict(shape=[1, 1, 2], kernel_shape=[2], pads=[2, 0]), True),
+    ("window-in-padding-only", dict(shape=[1, 1, 4], kernel_shape=[2], pads=[0, 2]), True),
+    ("window-in-padding-only", dict(shape=[1, 1, 7], kernel_shape=[2], dilations=[3], pads=[2, 2]), False),
+    ("pads-with-auto-pad", dict(shape=[1, 1, 4], kernel_shape=[2], auto_pad="SAME_UPPER", pads=[0, 1]), True),
+    ("pads-with-auto-pad", dict(shape=[1, 1, 4], kernel_shape=[2], auto_pad="SAME_UPPER"), False),
+]
+
+
+@pytest.mark.parametrize("key, spec, expected", CASES, ids=[f"{c[0]}-{c[2]}-{i}" for i, c in enumerate(CASES)])
+def test_a_geometry_detector_fires_exactly_where_the_readings_differ(tmp_path, key, spec, expected):
+    spec = dict(spec)
+    assert (key in found(pool(tmp_path, spec.pop("shape"), **spec))) is expected
+
+
+@pytest.mark.parametrize("shape, indices, expected", [
+    ([1, 2, 2, 2], True, True), ([1, 1, 2, 2], True, False), ([1, 2, 2, 2], False, False)])
+def test_storage_order_is_open_only_for_indices_over_several_planes(tmp_path, shape, indices, expected):
+    made = pool(tmp_path, shape, kernel_shape=[2, 1], storage_order=1, indices=indices)
+    assert ("storage-order-scope" in found(made)) is expected
+
+
+@pytest.mark.parametrize("data, key, expected", [
+    ([[[1.0, float("nan")]]], "nan-in-window", True),
+    ([[[1.0, float("inf")]]], "nan-in-window", False),
+    ([[[-0.0, 0.0]]], "signed-zero-tie", True),
+    ([[[-0.0, -1.0]]], "signed-zero-tie", False),
+])
+def test_value_detectors_look_at_the_input(tmp_path, data, key, expected):
+    assert (key in found(pool(tmp_path, None, data=data, kernel_shape=[2]))) is expected
+
+
+def unpool(tmp_path, x, i, output_shape=None):
+    inputs = {"X": {"dtype": "float32", "data": x}, "I": {"dtype": "int64", "data": i}}
+    if output_shape:
+        inputs["output_shape"] = {"dtype": "int64", "data": output_shape}
+    return item(tmp_path, op="MaxUnpool", version=11, attributes={"kernel_shape": [2, 2], "strides": [2, 2]},
+                inputs=inputs)
+
+
+X = [[[[1.0, 2.0], [3.0, 4.0]]]]
+
+
+@pytest.mark.parametrize("indices, output_shape, expected", [
+    ([[[[5, 7], [13, 15]]]], [1, 1, 5, 5], {"maxunpool-output-shape-index-space"}),
+    ([[[[5, 7], [13, 15]]]], [1, 1, 5, 4], set()),  # rows only: the readings agree
+    ([[[[5, 7], [13, 15]]]], [1, 1, 4, 4], set()),
+    ([[[[5, 5], [13, 15]]]], None, {"maxunpool-duplicate-indices"}),
+    ([[[[0, 1], [2, 3]]]], [1, 1, 2, 2], {"maxunpool-output-shape-smaller", "maxunpool-output-shape-index-space"}),
+    ([[[[0, 1], [2, 3]]]], [1, 1, 3, 4], {"maxunpool-output-shape-smaller"}),  # rows only shrink
+])
+def test_max_unpool_detectors(tmp_path, indices, output_shape, expected):
+    assert set(found(unpool(tmp_path, X, indices, output_shape))) == expected
+
+
+def test_every_detector_names_a_registry_entry():
+    assert set(DETECTORS) <= set(REGISTRY)
+
+
+def test_every_open_question_is_reached_by_a_bundled_item():
+    reached = set()
+    for file in case_files(bundled_case_dir()):
+        for case in load_case_file(file, REGISTRY):
+            for made in expand(case):
+                reached.update(detected(made, made.make_inputs(0)))
+    open_ones = {key for key, entry in REGISTRY.items() if entry.status == "open"}
+    assert open_ones <= reached, json.dumps(sorted(open_ones - reached))
