@@ -1,0 +1,66 @@
+"""Principle 6: the suite catches deliberately broken variants of the reference backend.
+
+Each mutant must make at least one item `fail` or `error`; divergent items (open questions) do
+not count. Items are visited round-robin across case classes, so a mutant usually dies early.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from functools import cache
+
+import pytest
+
+from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+from conformance.compare import Outcome, evaluate
+from conformance.expand import expand
+from reference_backend import ReferenceBackend
+from tests.mutants import MUTANTS, Mutant
+
+REGISTRY = load_registry(bundled_case_dir())
+
+
+@cache
+def items_round_robin():
+    by_class = defaultdict(list)
+    for file in case_files(bundled_case_dir()):
+        for case in load_case_file(file, REGISTRY):
+            by_class[file.name, case.name.split("/")[0]] += expand(case)
+    return [item for batch in itertools.zip_longest(*by_class.values()) for item in batch if item]
+
+
+class MutantBackend:
+    version = "0"
+
+    def __init__(self, mutant: Mutant):
+        self.mutant, self.name = mutant, f"mutant:{mutant.name}"
+
+    def details(self):
+        return {}
+
+    def run(self, model, inputs):
+        with self.mutant.patch():
+            rep = ReferenceBackend.prepare(model)
+            return rep.run([inputs[vi.name] for vi in model.graph.input])
+
+
+def first_kill(mutant: Mutant) -> str | None:
+    backend = MutantBackend(mutant)
+    for item in items_round_robin():
+        verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
+        if verdict.outcome in (Outcome.FAIL, Outcome.ERROR):
+            return f"{item.id}: {verdict.message.splitlines()[0]}"
+    return None
+
+
+def test_there_are_at_least_twenty_mutants():
+    assert len(MUTANTS) >= 20
+    assert len({m.name for m in MUTANTS}) == len(MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_the_suite_catches_the_mutant(mutant, record_property):
+    killer = first_kill(mutant)
+    record_property("mutant", {"name": mutant.name, "killed_by": killer})
+    assert killer, f"no unambiguous item catches {mutant.name}: {mutant.bug}"
