@@ -166,6 +166,12 @@ def _requested_shape_is_smaller(item: Item, inputs: Inputs) -> bool:
     return bool(shapes) and int(np.prod(shapes[1])) < int(np.prod(shapes[0]))
 
 
+@detector("maxunpool-output-shape-batch-channels")
+def _requested_shape_changes_batch_or_channels(item: Item, inputs: Inputs) -> bool:
+    shapes = _unpool_shapes(item, inputs)
+    return bool(shapes) and shapes[0][:2] != shapes[1][:2]
+
+
 @detector("maxunpool-duplicate-indices")
 def _indices_repeat(item: Item, inputs: Inputs) -> bool:
     if item.case.op != "MaxUnpool":

@@ -94,6 +94,7 @@ X = [[[[1.0, 2.0], [3.0, 4.0]]]]
     ([[[[5, 5], [13, 15]]]], None, {"maxunpool-duplicate-indices"}),
     ([[[[0, 1], [2, 3]]]], [1, 1, 2, 2], {"maxunpool-output-shape-smaller", "maxunpool-output-shape-index-space"}),
     ([[[[0, 1], [2, 3]]]], [1, 1, 3, 4], {"maxunpool-output-shape-smaller"}),  # rows only shrink
+    ([[[[5, 7], [13, 15]]]], [2, 1, 4, 4], {"maxunpool-output-shape-batch-channels"}),
 ])
 def test_max_unpool_detectors(tmp_path, indices, output_shape, expected):
     assert set(found(unpool(tmp_path, X, indices, output_shape))) == expected
