@@ -151,13 +151,15 @@ def _readings_place_indices_differently(item: Item, inputs: Inputs) -> bool:
     if not shapes:
         return False
     default, requested, indices = shapes
-    # The readings agree when only the leading differing axis grows: row-major positions coincide.
     differing = [axis for axis, (d, r) in enumerate(zip(default, requested)) if d != r]
     if not differing:
         return False
     first = differing[0]
-    inside_default = indices is None or not indices.size or int(indices.max()) < int(np.prod(default))
-    return default[first + 1:] != requested[first + 1:] or not inside_default or item.case.upstream is not None
+    # A flat index has the same coordinates in both shapes only when every axis before the first
+    # differing one has size 1 and every axis after it is unchanged (row-major strides then agree).
+    same_coordinates = all(d == 1 for d in default[:first]) and default[first + 1:] == requested[first + 1:]
+    in_both = indices is not None and (not indices.size or int(indices.max()) < min(np.prod(default), np.prod(requested)))
+    return not (same_coordinates and in_both)
 
 
 @detector("maxunpool-output-shape-smaller")
