@@ -128,7 +128,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(session, "conformance-session")
 
 
-class Suite(pytest.Directory):
+class CaseErrorsInOneLine:
+    """A malformed case file or registry is reported as its one-line CaseError, no traceback."""
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CaseError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class Suite(CaseErrorsInOneLine, pytest.Directory):
     """The case directory: one collector per case file."""
 
     def collect(self):
@@ -139,7 +148,7 @@ class Suite(pytest.Directory):
             yield CaseFile.from_parent(self, path=file)
 
 
-class CaseFile(pytest.File):
+class CaseFile(CaseErrorsInOneLine, pytest.File):
     def collect(self):
         suite: Suite = self.parent
         for case in load_case_file(self.path, suite.registry):
@@ -148,11 +157,6 @@ class CaseFile(pytest.File):
                     raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
                 suite.seen[item.id] = self.path
                 yield ConformanceItem.from_parent(self, name=item.id, item=item)
-
-    def repr_failure(self, excinfo):
-        if isinstance(excinfo.value, CaseError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
 
 
 class ConformanceFailure(Exception):

@@ -122,3 +122,13 @@ def test_the_suite_runs_under_xdist(pytester):
     result.assert_outcomes(passed=6)
     assert len(json.loads((pytester.path / "out" / "results.json").read_text())["items"]) == 6
 
+
+
+def test_a_broken_registry_is_reported_in_one_line(pytester):
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASE)
+    (pytester.path / "mine" / "ambiguities.yaml").write_text("odd:\n  title: t\n")
+    result = run_suite(pytester, "--cases", str(pytester.path / "mine"))
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*/mine/ambiguities.yaml:1: odd: 'status' is required"])
+    assert "Traceback" not in result.stdout.str()
