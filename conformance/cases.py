@@ -23,6 +23,7 @@ from .parameters import ParameterError, instances
 SCHEMA_DIR = Path(__file__).with_name("schema")
 REGISTRY_FILE = "ambiguities.yaml"
 DEFAULT_DOMAIN = "ai.onnx"
+MAX_ELEMENTS = 2**24  # per input: larger shapes are mistakes, not conformance cases
 
 FieldPath = tuple[Any, ...]
 
@@ -82,7 +83,7 @@ def read_yaml(file: Path, schema_name: str) -> Source:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else 1
-        raise CaseError(file, line, "", f"YAML error: {e.problem or e.context}") from None
+        raise CaseError(file, line, "", "YAML error: " + "; ".join(filter(None, [e.context, e.problem]))) from None
     except yaml.YAMLError as e:
         raise CaseError(file, 1, "", f"YAML error: {e}") from None
     source = Source(file, data, lines)
@@ -98,6 +99,8 @@ def validate(source: Source, path: FieldPath, instance: Any, schema: dict) -> No
     error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is None:
         return
+    while error.validator in ("oneOf", "anyOf") and error.context:
+        error = _closest_branch(error)
     path += tuple(error.absolute_path)
     if error.validator == "additionalProperties":
         unknown = sorted(k for k in error.instance if k not in error.schema.get("properties", {}))
@@ -112,7 +115,7 @@ def _record_lines(file: Path, node: yaml.Node, path: FieldPath, lines: dict[Fiel
         for key_node, value_node in node.value:
             key = key_node.value
             if key in seen:
-                raise CaseError(file, key_node.start_mark.line + 1, path + (key,), "duplicate key")
+                raise CaseError(file, key_node.start_mark.line + 1, path + (key,), f"duplicate key {key!r}")
             seen.add(key)
             lines[path + (key,)] = key_node.start_mark.line + 1
             _record_lines(file, value_node, path + (key,), lines)
@@ -121,9 +124,18 @@ def _record_lines(file: Path, node: yaml.Node, path: FieldPath, lines: dict[Fiel
             _record_lines(file, item, path + (index,), lines)
 
 
+def _closest_branch(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """Of the alternatives a value fails, the one it misses by the fewest errors explains it best."""
+    branches: dict[int, list] = {}
+    for sub in error.context:
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    closest = min(branches.values(), key=len)
+    return jsonschema.exceptions.best_match(closest)
+
+
 def _schema_message(error: jsonschema.ValidationError) -> str:
     if error.validator == "type":
-        description = error.schema.get("description")
+        description = error.schema.get("description", "").split(". ")[0].rstrip(".")
         return f"must be of type {error.validator_value}" + (f": {description}" if description else "")
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
@@ -299,9 +311,16 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
 
     inputs = tuple(_input(name, spec) for name, spec in raw.get("inputs", {}).items())
     for spec in inputs + (upstream.inputs if upstream else ()):
+        where = (("inputs",) if spec in inputs else ("upstream", "inputs")) + (spec.name,)
         if spec.data is not None and not _is_regular(spec.data):
-            where = ("inputs",) if spec in inputs else ("upstream", "inputs")
-            raise error(where + (spec.name, "data"), "the nested lists are ragged: every row needs the same length")
+            raise error(where + ("data",), "the nested lists are ragged: every row needs the same length")
+        declared = (raw.get("inputs", {}) if spec in inputs else raw["upstream"]["inputs"])[spec.name].get("shape")
+        if declared is not None and list(spec.shape) != declared:
+            raise error(where + ("data",), f"the data has shape {list(spec.shape)}, not the declared {declared}")
+        size = int(np.prod(spec.shape, dtype=np.float64))
+        if size > MAX_ELEMENTS:
+            field = ("random", "shape") if spec.random is not None else ("data",)
+            raise error(where + field, f"the input would hold {size:,} elements; the limit is {MAX_ELEMENTS:,}")
     raw_outputs = raw.get("outputs", {})
     if isinstance(raw_outputs, list):  # a must-reject case names the node's outputs only
         outputs = tuple(OutputSpec(name, None) for name in raw_outputs)

@@ -21,6 +21,7 @@ from reference_backend.maxpool import from_storage_order
 
 from .ambiguities import detected
 from .backends import Backend, Unsupported
+from .backends.isolated import BackendCrashed, BackendGarbage, BackendTimedOut, RaisedInBackend, malformed
 from .cases import Ambiguity
 from .expand import Item, ItemOutput
 
@@ -30,7 +31,9 @@ SHOWN_MISMATCHES = 8
 class Outcome(str, Enum):
     PASS = "pass"  # the expected outputs, or an invalid model refused
     FAIL = "fail"  # wrong outputs, or an invalid model accepted
-    ERROR = "error"  # a crash or refusal on a valid model
+    ERROR = "error"  # a refusal of a valid model, or an answer that is not a list of arrays
+    CRASH = "crash"  # the backend's process died (isolated runs)
+    TIMEOUT = "timeout"  # no answer within the per-item timeout (isolated runs)
     UNSUPPORTED = "unsupported"  # the backend says it cannot run this operator or type
     DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
 
@@ -58,11 +61,21 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         actual = backend.run(item.model, inputs)
     except Unsupported as e:
         return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), ambiguities)
+    except (BackendCrashed, BackendTimedOut) as e:
+        return Verdict(_LOST[type(e)], str(e), str(e), ambiguities)
+    except BackendGarbage as e:
+        return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
-        summary = f"{type(e).__name__}: {_first_line(str(e))}"
+        summary = f"{_type_name(e)}: {_first_line(str(e))}"
         if open_ones:  # refusing is one way to read an open question
             return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities)
         return Verdict(Outcome.ERROR, summary, _exception_text(e), ambiguities)
+    problem = malformed(actual)
+    if problem is None and len(actual) != len(item.outputs):
+        problem = (f"returned {len(actual)} outputs for a node with {len(item.outputs)} "
+                   f"({', '.join(o.name for o in item.outputs)})")
+    if problem:
+        return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, ambiguities)
 
     mismatches = compare(item, inputs, expected, actual)
     if open_ones:
@@ -76,8 +89,10 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
 def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]) -> Verdict:
     try:
         outputs = backend.run(item.model, inputs)
+    except (BackendCrashed, BackendTimedOut) as e:  # losing the process is no way to refuse
+        return Verdict(_LOST[type(e)], str(e), str(e))
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
-        return Verdict(Outcome.PASS, f"refused: {type(e).__name__}: {_first_line(str(e))}")
+        return Verdict(Outcome.PASS, f"refused: {_type_name(e)}: {_first_line(str(e))}")
     shapes = ", ".join(str(getattr(o, "shape", type(o).__name__)) for o in outputs)
     return Verdict(
         Outcome.FAIL,
@@ -103,17 +118,11 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
 
 def compare(item: Item, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray],
             actual: Sequence[Any]) -> list[str]:
-    """Every way ``actual`` differs from ``expected``, one readable paragraph each."""
-    actual = list(actual) if isinstance(actual, (list, tuple)) else [actual]
-    if len(actual) != len(item.outputs):
-        return [f"returned {len(actual)} outputs, expected {len(item.outputs)} "
-                f"({', '.join(o.name for o in item.outputs)})"]
+    """Every way ``actual`` (one array per output) differs from ``expected``, one paragraph each."""
     found = []
     for output, got in zip(item.outputs, actual):
         want = expected[output.name]
-        if not isinstance(got, np.ndarray):
-            found.append(f"{output.name}: returned {type(got).__name__}, not a numpy array")
-        elif got.dtype != want.dtype:
+        if got.dtype != want.dtype:
             found.append(f"{output.name}: element type {got.dtype}, expected {want.dtype}")
         elif got.shape != want.shape:
             found.append(f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}")
@@ -236,5 +245,14 @@ def _first_line(text: str) -> str:
     return line[:300]
 
 
+def _type_name(e: BaseException) -> str:
+    return e.type_name if isinstance(e, RaisedInBackend) else type(e).__name__
+
+
 def _exception_text(e: BaseException) -> str:
+    if isinstance(e, RaisedInBackend):
+        return e.text.strip()
     return "".join(traceback.format_exception_only(type(e), e)).strip()
+
+
+_LOST = {BackendCrashed: Outcome.CRASH, BackendTimedOut: Outcome.TIMEOUT}

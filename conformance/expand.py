@@ -107,6 +107,8 @@ def expand(case: Case) -> list[Item]:
             raise case.error(("versions",), f"the case names {case.op}-{version}, where it does not apply: {made[0]}")
         items += applicable
     if not items:
+        if case.versions is not None:
+            raise case.error(("versions",), f"selects no version of {case.op} where the case applies")
         raise case.error((), f"the case applies at no version of {case.op}")
     return items
 

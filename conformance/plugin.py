@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from .backends import BackendNotFound, load_backend
+from .backends.isolated import IsolatedBackend
 from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
@@ -30,7 +31,11 @@ STATUS = {
     Outcome.UNSUPPORTED: ("unsupported", "u", "UNSUPPORTED"),
     Outcome.FAIL: ("failed", "F", "FAILED"),
     Outcome.ERROR: ("error", "E", "ERROR"),
+    Outcome.CRASH: ("crash", "C", "CRASH"),
+    Outcome.TIMEOUT: ("timeout", "T", "TIMEOUT"),
 }
+DEFAULT_TIMEOUT_S = 60
+DEFAULT_MEMORY_LIMIT_MIB = 8192
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,6 +48,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report", type=Path, default=None, help="write DIR/results.json")
     group.addoption("--seed", type=int, default=DEFAULT_SEED,
                     help=f"seed of the random inputs (default {DEFAULT_SEED})")
+    group.addoption("--isolation", choices=("process", "none"), default="process",
+                    help="run the backend in a child process, so that a crash or hang costs one item "
+                         "(default), or in the test process")
+    group.addoption("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                    help=f"seconds an isolated backend may take per item (default {DEFAULT_TIMEOUT_S})")
+    group.addoption("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
+                    help=f"address-space limit of the isolated backend's process, 0 for none "
+                         f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
 
 
 class SuiteSession:
@@ -55,12 +68,18 @@ class SuiteSession:
             self.backend = load_backend(self.spec)
         except (BackendNotFound, ImportError) as e:
             raise pytest.UsageError(f"--backend={self.spec}: {e}") from None
+        self.runner = self.backend
+        if config.getoption("isolation") == "process":
+            self.runner = IsolatedBackend(self.spec, self.backend.name, self.backend.version,
+                                          config.getoption("timeout"), config.getoption("memory_limit") or None)
         self.seed = config.getoption("seed")
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
         self.report_dir = config.getoption("report")
         self.env = environment(self.backend, self.seed, self.case_dir)
+        if self.runner is not self.backend:
+            self.env["backend_details"].update(self.runner.details())
         self.results = Results(self.env)
 
     def repro(self, item_id: str) -> str:
@@ -68,6 +87,10 @@ class SuiteSession:
         if self.case_dir != bundled_case_dir().resolve():
             words.append(f"--cases={self.case_dir}")
         return shlex.join(words + ["-k", item_id])
+
+    def pytest_sessionfinish(self) -> None:
+        if self.runner is not self.backend:
+            self.runner.close()
 
     def pytest_report_header(self) -> list[str]:
         return header_lines(self.env)
@@ -82,6 +105,10 @@ class SuiteSession:
         if report.when == "call" and record and "outcome" in record:
             return STATUS[Outcome(record["outcome"])]
         return None
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.results.add_collection_error(report.nodeid, str(report.longrepr))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = dict(report.user_properties).get(RECORD)
@@ -123,6 +150,8 @@ def _suite_requested(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     if _suite_requested(config):
+        # A malformed case file is reported and the other files still run.
+        config.option.continue_on_collection_errors = True
         session = SuiteSession(config)
         config.stash[STATE] = session
         config.pluginmanager.register(session, "conformance-session")
@@ -175,14 +204,14 @@ class ConformanceItem(pytest.Item):
         state = self.config.stash[STATE]
         self.record.update(backend=state.backend.name, backend_version=state.backend.version)
         try:
-            verdict = evaluate(self.item, state.backend, state.seed, self.parent.parent.registry)
+            verdict = evaluate(self.item, state.runner, state.seed, self.parent.parent.registry)
         except (CaseError, SuiteError) as e:
             self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {e}")
             raise
         self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(f"unsupported: {verdict.message}")
-        if verdict.outcome in (Outcome.FAIL, Outcome.ERROR):
+        if verdict.outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
             raise ConformanceFailure(verdict)
 
     def repr_failure(self, excinfo):

@@ -72,9 +72,13 @@ class Results:
         self.env = env
         self.started = _now()
         self.records: list[dict[str, Any]] = []
+        self.collection_errors: dict[str, str] = {}
 
     def add(self, record: dict[str, Any]) -> None:
         self.records.append(record)
+
+    def add_collection_error(self, node: str, message: str) -> None:
+        self.collection_errors[node] = message
 
     def write(self, directory: Path) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
@@ -84,6 +88,7 @@ class Results:
             "started": self.started,
             "finished": _now(),
             "summary": dict(Counter(r["outcome"] for r in self.records)),
+            "collection_errors": [{"node": n, "message": m} for n, m in sorted(self.collection_errors.items())],
             "items": sorted(self.records, key=lambda r: r["id"]),
         }
         target = directory / RESULTS_FILE

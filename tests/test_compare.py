@@ -96,14 +96,23 @@ def test_values_compare_bit_for_bit_with_any_nan_equal_to_any_nan():
 @pytest.mark.parametrize("mutate, words", [
     (lambda y, i: [y.astype(np.float64), i], "element type float64, expected float32"),
     (lambda y, i: [y.reshape(1, 2, 1), i], "shape [1, 2, 1], expected [1, 1, 2]"),
-    (lambda y, i: [y], "returned 1 outputs, expected 2"),
-    (lambda y, i: [y.tolist(), i], "returned list, not a numpy array"),
     (lambda y, i: [y + 1, i], "Y: 2 of 2 elements differ"),
 ])
-def test_type_shape_count_and_value_mismatches_are_named(tmp_path, mutate, words):
+def test_type_shape_and_value_mismatches_are_named(tmp_path, mutate, words):
     item, inputs, expected = ties_item(tmp_path)
     problems = compare(item, inputs, expected, mutate(expected["Y"], expected["Indices"]))
     assert problems and words in problems[0]
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda outputs: outputs[:1], "returned 1 outputs for a node with 2 (Y, Indices)"),
+    (lambda outputs: [outputs[0].tolist(), outputs[1]], "output 0 is list, not a numpy array"),
+    (lambda outputs: None, "returned NoneType, not a list of arrays"),
+])
+def test_an_answer_that_is_not_one_array_per_output_is_an_error(tmp_path, answer, words):
+    (item,) = items_from(tmp_path, TIES.replace("DATA", "[[[5, 5, 1, 5]]]").replace("STORAGE", "0"))
+    verdict = evaluate(item, Scripted(lambda m, i: answer(reference(m, i))), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.ERROR and verdict.message == f"returned garbage: {words}"
 
 
 class Scripted:

@@ -79,7 +79,7 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
                        f"--report={pytester.path / 'out'}")
     result.assert_outcomes(failed=6)
     result.stdout.fnmatch_lines([
-        "conformance backend: somepkg.mod:MyBackend unknown (class somepkg.mod.MyBackend, device CPU)",
+        "conformance backend: somepkg.mod:MyBackend unknown (class somepkg.mod.MyBackend, device CPU, isolation child process*",
         "MaxPool-12/small[[]float32[]]: a 2x2 kernel pools a 2x2 plane to one element",
         "case: */mine/small.yaml:3 (test: small)",
         "  Y[[]0, 0, 0, 0[]]: expected 4.0 (0x40800000), got 0.0 (0x00000000)",
@@ -99,11 +99,13 @@ def test_an_unknown_backend_is_a_usage_error_that_lists_the_registered_ones(pyte
     result.stderr.fnmatch_lines(["*--backend=nope: no backend named 'nope'*registered: ort, reference*"])
 
 
-def test_a_broken_case_file_is_reported_in_one_line_without_a_traceback(pytester):
+def test_a_broken_case_file_is_reported_in_one_line_and_the_others_run(pytester):
     (pytester.path / "mine").mkdir()
     (pytester.path / "mine" / "broken.yaml").write_text(SMALL_CASE.replace("kernel_shape: [2, 2]", "kernel_shape: 2"))
+    (pytester.path / "mine" / "good.yaml").write_text(SMALL_CASE)
     result = run_suite(pytester, "--cases", str(pytester.path / "mine"))
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=6, errors=1)
     result.stdout.fnmatch_lines(["*/mine/broken.yaml:6: cases[[]0[]].attributes.kernel_shape: must be ints, not int"])
     assert "Traceback" not in result.stdout.str()
 
@@ -129,6 +131,6 @@ def test_a_broken_registry_is_reported_in_one_line(pytester):
     (pytester.path / "mine" / "small.yaml").write_text(SMALL_CASE)
     (pytester.path / "mine" / "ambiguities.yaml").write_text("odd:\n  title: t\n")
     result = run_suite(pytester, "--cases", str(pytester.path / "mine"))
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*/mine/ambiguities.yaml:1: odd: 'status' is required"])
     assert "Traceback" not in result.stdout.str()
