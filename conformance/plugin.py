@@ -18,7 +18,7 @@ from .backends.isolated import IsolatedBackend
 from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
-from .report import Results, environment, header_lines, item_record
+from .report import RESULTS_FILE, Results, environment, header_lines, item_record
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
@@ -80,7 +80,8 @@ class SuiteSession:
         self.env = environment(self.backend, self.seed, self.case_dir)
         if self.runner is not self.backend:
             self.env["backend_details"].update(self.runner.details())
-        self.results = Results(self.env)
+        writes = self.report_dir is not None and not hasattr(config, "workerinput")
+        self.results = Results(self.env, self.report_dir if writes else None)
 
     def repro(self, item_id: str) -> str:
         words = ["pytest", "conformance", f"--backend={self.spec}", f"--seed={self.seed}"]
@@ -88,9 +89,12 @@ class SuiteSession:
             words.append(f"--cases={self.case_dir}")
         return shlex.join(words + ["-k", item_id])
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
         if self.runner is not self.backend:
             self.runner.close()
+        if self.results.directory is not None:
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+            self.results.write(partial=interrupted, interrupted=interrupted)
 
     def pytest_report_header(self) -> list[str]:
         return header_lines(self.env)
@@ -113,6 +117,12 @@ class SuiteSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = dict(report.user_properties).get(RECORD)
         if record is None:
+            if report.failed and "worker" in str(report.longrepr) and "crashed" in str(report.longrepr):
+                # pytest-xdist lost the worker process running this item (--isolation=none)
+                item_id = report.nodeid.rpartition("::")[2]
+                op, _, version = item_id.split("/")[0].rpartition("-")
+                self.results.add({"id": item_id, "op": op, "version": int(version), "outcome": Outcome.CRASH.value,
+                                  "message": str(report.longrepr).strip().splitlines()[-1]})
             return
         if report.when == "call":
             self.results.add(dict(record, duration_s=round(report.duration, 6)))
@@ -132,9 +142,8 @@ class SuiteSession:
             counts = [table[op, version, o] for o in outcomes]
             terminalreporter.write_line(f"{op + '-' + str(version):<24}" + "".join(f"{c:>13}" for c in counts)
                                         + f"{sum(counts):>8}")
-        if self.report_dir is not None and not hasattr(self.config, "workerinput"):
-            path = self.results.write(self.report_dir)
-            terminalreporter.write_line(f"conformance report: {path}")
+        if self.results.directory is not None:
+            terminalreporter.write_line(f"conformance report: {self.results.directory / RESULTS_FILE}")
 
 
 def _suite_requested(config: pytest.Config) -> bool:

@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import tempfile
+import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -68,25 +69,35 @@ def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
 
 
 class Results:
-    def __init__(self, env: dict[str, Any]):
-        self.env = env
+    """The run's records; with a directory, rewritten there atomically every few seconds as
+    ``partial`` so that an interrupted or killed run still leaves a valid report."""
+
+    def __init__(self, env: dict[str, Any], directory: Path | None, every_s: float = 2.0):
+        self.env, self.directory, self.every_s = env, directory, every_s
         self.started = _now()
         self.records: list[dict[str, Any]] = []
         self.collection_errors: dict[str, str] = {}
+        self.last_write = time.monotonic()
 
     def add(self, record: dict[str, Any]) -> None:
         self.records.append(record)
+        if self.directory is not None and time.monotonic() - self.last_write >= self.every_s:
+            self.write(partial=True)
 
     def add_collection_error(self, node: str, message: str) -> None:
         self.collection_errors[node] = message
 
-    def write(self, directory: Path) -> Path:
+    def write(self, partial: bool, interrupted: bool = False) -> Path:
+        directory = self.directory
         directory.mkdir(parents=True, exist_ok=True)
+        self.last_write = time.monotonic()
         document = {
             "schema_version": SCHEMA_VERSION,
+            "partial": partial,
+            "interrupted": interrupted,
             "environment": self.env,
             "started": self.started,
-            "finished": _now(),
+            "finished": None if partial else _now(),
             "summary": dict(Counter(r["outcome"] for r in self.records)),
             "collection_errors": [{"node": n, "message": m} for n, m in sorted(self.collection_errors.items())],
             "items": sorted(self.records, key=lambda r: r["id"]),

@@ -78,3 +78,20 @@ class CrashesOnTheFirstItemOnly(Faulty):
             open(marker, "w").close()
             ctypes.string_at(0)
         return self.correct(model, inputs)
+
+
+class Slow(Faulty):
+    """Correct, but takes 50 ms an item: long enough to interrupt a run midway."""
+
+    def run(self, model, inputs):
+        time.sleep(0.05)
+        return self.correct(model, inputs)
+
+
+class KillsItsProcessAtVersion22(Faulty):
+    """Correct, except that it ends its own process on every MaxPool-22 model."""
+
+    def run(self, model, inputs):
+        if model.opset_import[0].version == 22:
+            os._exit(1)
+        return self.correct(model, inputs)
