@@ -2,8 +2,13 @@
 
     nox -s tests                  the project's own tests
     nox -s conformance -- ort     the suite against a backend (default: reference), report in reports/<backend>/
+    nox -s nightly                every installed backend, report in reports/<date>/, compared with the last one
+    nox -s example                regenerate the committed example report in reports/example/
     nox -s oldest                 the own tests on Python 3.10 with every dependency at its lower bound
 """
+
+import datetime
+from pathlib import Path
 
 import nox
 
@@ -14,6 +19,7 @@ OLDEST = [
     "onnx==1.17.0", "numpy==1.26.4", "ml_dtypes==0.5.0", "PyYAML==6.0", "jsonschema==4.18.0",
     "pytest==8.1.1", "pytest-xdist==3.5.0", "onnxruntime==1.21.0", "hypothesis==6.100.0",
 ]
+REPORTS = Path("reports")
 
 
 @nox.session
@@ -28,6 +34,30 @@ def conformance(session: nox.Session) -> None:
     session.install("-e", ".[ort]")
     session.run("pytest", "conformance", f"--backend={backend}", "-n", "auto", f"--report=reports/{backend}",
                 *session.posargs[1:])
+
+
+@nox.session
+def nightly(session: nox.Session) -> None:
+    """Every backend that loads, against the known-failure lists; then what changed since last time."""
+    session.install("-e", ".[all]")
+    backends = session.run("conformance", "backends", "--names", silent=True).strip()
+    today = REPORTS / datetime.date.today().isoformat()
+    session.run("pytest", "conformance", f"--backend={backends}", "-n", "auto", "--expectations",
+                str(REPORTS / "expectations"), f"--report={today}", success_codes=[0, 1])
+    earlier = sorted(p for p in REPORTS.glob("2*-*-*") if p.name < today.name and (p / "results.json").exists())
+    if earlier:
+        session.run("conformance", "compare", str(earlier[-1] / "results.json"), str(today / "results.json"),
+                    "--markdown", str(today / "compare.md"), success_codes=[0, 1])
+
+
+@nox.session
+def example(session: nox.Session) -> None:
+    """The committed example report: the runtimes (not the reference) on the bundled cases, raw."""
+    session.install("-e", ".[all]")
+    runtimes = [b for b in session.run("conformance", "backends", "--names", silent=True).strip().split(",")
+                if b != "reference"]
+    session.run("pytest", "conformance", f"--backend={','.join(runtimes)}", "-n", "auto",
+                f"--report={REPORTS / 'example'}", success_codes=[0, 1])
 
 
 @nox.session(python="3.10")

@@ -1,4 +1,10 @@
-"""The `conformance` command: tools around the suite (the suite itself runs under pytest)."""
+"""The `conformance` command: tools around the suite (the suite itself runs under pytest).
+
+    conformance registry [--output FILE]           render the open questions (cases/ambiguities.md)
+    conformance report RESULTS.json... -o DIR      render report.html and summary.md, backends side by side
+    conformance compare OLD.json NEW.json          what changed between two runs; exit 1 on a regression
+    conformance backends                           the registered backends and whether they load here
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,75 @@ import argparse
 import sys
 from pathlib import Path
 
+from .backends import load_backend, registered_backends
 from .cases import bundled_case_dir
+from .html_report import render_html
 from .registry_page import render
+from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
+from .runs import compare_runs, render_comparison
+from .summary import load, render_markdown
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="conformance", description=__doc__)
+    parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+
     registry = commands.add_parser("registry", help="render the ambiguity registry as Markdown")
     registry.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     registry.add_argument("--output", type=Path, help="write here instead of standard output")
+
+    report = commands.add_parser("report", help="render results.json files as one HTML report and Markdown summary")
+    report.add_argument("results", type=Path, nargs="+", help="results.json files (one per backend, or any)")
+    report.add_argument("-o", "--output", type=Path, required=True, help="directory for report.html and summary.md")
+
+    diff = commands.add_parser("compare", help="compare two runs; exit 1 on a regression")
+    diff.add_argument("old", type=Path)
+    diff.add_argument("new", type=Path)
+    diff.add_argument("--markdown", type=Path, help="also write the comparison here")
+
+    available = commands.add_parser("backends", help="list the registered backends and whether they load here")
+    available.add_argument("--names", action="store_true", help="print only the names that load, comma-separated")
+
     args = parser.parse_args(argv)
-    page = render(args.cases)
-    if args.output:
-        args.output.write_text(page)
-    else:
-        sys.stdout.write(page)
+    if args.command == "backends":
+        return _backends(args.names)
+    if args.command == "registry":
+        page = render(args.cases)
+        if args.output:
+            args.output.write_text(page)
+        else:
+            sys.stdout.write(page)
+        return 0
+    if args.command == "report":
+        document = load(args.results)
+        write_atomically(args.output / HTML_FILE, render_html(document))
+        write_atomically(args.output / MARKDOWN_FILE, render_markdown(document))
+        print(f"wrote {args.output / HTML_FILE} and {args.output / MARKDOWN_FILE}")
+        return 0
+    old, new = load([args.old]), load([args.new])
+    comparison = compare_runs(old, new)
+    text = render_comparison(old, new, comparison)
+    if args.markdown:
+        write_atomically(args.markdown, text)
+    sys.stdout.write(text)
+    return 1 if comparison.regressions else 0
+
+
+def _backends(names_only: bool) -> int:
+    loaded = []
+    for name, target in sorted(registered_backends().items()):
+        try:
+            backend = load_backend(name)
+        except Exception as e:  # noqa: BLE001 - a backend that does not load is reported, not fatal
+            if not names_only:
+                print(f"{name:12} {target:45} not available: {str(e).splitlines()[0]}")
+            continue
+        loaded.append(name)
+        if not names_only:
+            print(f"{name:12} {target:45} {backend.name} {backend.version}")
+    if names_only:
+        print(",".join(loaded))
     return 0
 
 

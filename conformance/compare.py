@@ -9,6 +9,7 @@ element equal to the expected maximum.
 from __future__ import annotations
 
 import traceback
+import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Sequence
@@ -36,6 +37,29 @@ class Outcome(str, Enum):
     TIMEOUT = "timeout"  # no answer within the per-item timeout (isolated runs)
     UNSUPPORTED = "unsupported"  # the backend says it cannot run this operator or type
     DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
+    XFAIL = "xfail"  # a known failure, listed in the backend's expectations file
+    XPASS = "xpass"  # listed as a known failure but passes: the list is out of date
+
+
+@dataclass
+class Mismatch:
+    """One way an output differs: a summary, the first differing positions, and where it differs
+    on the first 2-D plane that does ("x" differs, "." agrees; at most 32 x 32 shown)."""
+
+    output: str
+    summary: str
+    shown: list[str] = field(default_factory=list)
+    plane: list[int] | None = None
+    mask: list[str] | None = None
+
+    def text(self) -> str:
+        return "\n".join([self.summary] + [f"  {line}" for line in self.shown])
+
+    def line(self) -> str:
+        return f"{self.summary}; {self.shown[0]}" if self.shown else self.summary
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v not in (None, [])}
 
 
 @dataclass
@@ -44,6 +68,7 @@ class Verdict:
     message: str  # one line
     details: str = ""  # the readable diff
     ambiguities: list[str] = field(default_factory=list)  # registry ids the item runs into
+    mismatches: list[Mismatch] = field(default_factory=list)
 
 
 class SuiteError(Exception):
@@ -78,11 +103,12 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, ambiguities)
 
     mismatches = compare(item, inputs, expected, actual)
+    details = "\n".join(m.text() for m in mismatches)
     if open_ones:
         message = _observed_reading(item, open_ones, actual, mismatches)
-        return Verdict(Outcome.DIVERGENT, message, _render(mismatches), ambiguities)
+        return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches)
     if mismatches:
-        return Verdict(Outcome.FAIL, mismatches[0], _render(mismatches), ambiguities)
+        return Verdict(Outcome.FAIL, mismatches[0].line(), details, ambiguities, mismatches)
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
 
 
@@ -117,15 +143,15 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
 
 
 def compare(item: Item, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray],
-            actual: Sequence[Any]) -> list[str]:
+            actual: Sequence[Any]) -> list[Mismatch]:
     """Every way ``actual`` (one array per output) differs from ``expected``, one paragraph each."""
     found = []
     for output, got in zip(item.outputs, actual):
         want = expected[output.name]
         if got.dtype != want.dtype:
-            found.append(f"{output.name}: element type {got.dtype}, expected {want.dtype}")
+            found.append(Mismatch(output.name, f"{output.name}: element type {got.dtype}, expected {want.dtype}"))
         elif got.shape != want.shape:
-            found.append(f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}")
+            found.append(Mismatch(output.name, f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}"))
         elif output.positions_of:
             found += _check_positions(item, output, inputs, expected[output.positions_of], want, got)
         else:
@@ -141,18 +167,30 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return equal | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))
 
 
-def _check_values(name: str, want: np.ndarray, got: np.ndarray) -> list[str]:
+def _check_values(name: str, want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
     bad = ~same_bits(want, got)
     if not bad.any():
         return []
-    positions = np.argwhere(bad)
-    lines = [f"{name}: {len(positions)} of {want.size} elements differ"]
-    for pos in positions[:SHOWN_MISMATCHES]:
-        at = tuple(int(p) for p in pos)
-        lines.append(f"  {name}[{', '.join(map(str, at))}]: expected {_show(want[at])}, got {_show(got[at])}")
-    if len(positions) > SHOWN_MISMATCHES:
-        lines.append(f"  ... and {len(positions) - SHOWN_MISMATCHES} more")
-    return ["\n".join(lines)]
+    shown = [f"{name}[{_at(at)}]: expected {_show(want[at])}, got {_show(got[at])}" for at in _first(bad)]
+    return [_mismatch(name, f"{name}: {int(bad.sum())} of {want.size} elements differ", shown, bad)]
+
+
+def _first(bad: np.ndarray) -> list[tuple[int, ...]]:
+    return [tuple(int(p) for p in pos) for pos in np.argwhere(bad)[:SHOWN_MISMATCHES]]
+
+
+def _at(position: tuple[int, ...]) -> str:
+    return ", ".join(map(str, position))
+
+
+def _mismatch(name: str, summary: str, shown: list[str], bad: np.ndarray) -> Mismatch:
+    if bad.sum() > SHOWN_MISMATCHES:
+        shown.append(f"... and {int(bad.sum()) - SHOWN_MISMATCHES} more")
+    if bad.ndim < 2:
+        return Mismatch(name, summary, shown)
+    leading = tuple(int(i) for i in np.argwhere(bad)[0][:-2])
+    grid = bad[leading][:32, :32]
+    return Mismatch(name, summary, shown, list(leading), ["".join("x" if v else "." for v in row) for row in grid])
 
 
 def _check_positions(item: Item, output: ItemOutput, inputs: dict[str, np.ndarray],
@@ -179,24 +217,21 @@ def _check_positions(item: Item, output: ItemOutput, inputs: dict[str, np.ndarra
     ok = np.where(want < 0, got == want, ok)
     if ok.all():
         return []
-    bad = np.argwhere(~ok)
-    lines = [f"{output.name}: {len(bad)} of {got.size} indices do not point at their window's maximum"]
-    for pos in bad[:SHOWN_MISMATCHES]:
-        at = tuple(int(p) for p in pos)
+    shown = []
+    for at in _first(~ok):
         index, wanted = int(got[at]), int(want[at])
         if not inside[at]:
             why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
         else:
             element = np.unravel_index(int(row_major[at]), x.shape)
-            why = (f"X[{', '.join(map(str, element))}] = {_show(x[element])}; "
-                   f"the window's maximum is {_show(values[at])}")
-        lines.append(f"  {output.name}[{', '.join(map(str, at))}] = {index} (expected e.g. {wanted}): {why}")
-    if len(bad) > SHOWN_MISMATCHES:
-        lines.append(f"  ... and {len(bad) - SHOWN_MISMATCHES} more")
-    return ["\n".join(lines)]
+            why = f"X[{_at(element)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
+        shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
+    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
+    return [_mismatch(output.name, summary, shown, ~ok)]
 
 
-def _observed_reading(item: Item, open_ones: list[Ambiguity], actual: Sequence[Any], mismatches: list[str]) -> str:
+def _observed_reading(item: Item, open_ones: list[Ambiguity], actual: Sequence[Any],
+                      mismatches: list[Mismatch]) -> str:
     """Which reading the outputs show: the expected one, a listed alternative, or another."""
     case = item.case
     expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
@@ -206,7 +241,7 @@ def _observed_reading(item: Item, open_ones: list[Ambiguity], actual: Sequence[A
     for name, outputs in case.alternatives.items():
         if _matches_alternative(item, outputs, actual):
             return f"observed: {name}"
-    return f"observed: not {', '.join(expected)} ({_first_line(mismatches[0])})"
+    return f"observed: not {', '.join(expected)} ({mismatches[0].summary})"
 
 
 def _matches_alternative(item: Item, outputs: dict[str, dict], actual: Sequence[Any]) -> bool:
@@ -234,10 +269,6 @@ def _show(value: Any) -> str:
     as_float = float(value.astype(np.float64))
     bits = int(value.reshape(1).view(f"u{value.dtype.itemsize}")[0])
     return f"{as_float!r} (0x{bits:0{2 * value.dtype.itemsize}x})"
-
-
-def _render(mismatches: list[str]) -> str:
-    return "\n".join(mismatches)
 
 
 def _first_line(text: str) -> str:

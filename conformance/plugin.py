@@ -2,50 +2,60 @@
 
 Each item's report location is its case's YAML line; its failure text is the diff and ends
 with a command that reruns it. Outcomes appear under their own names in pytest's summary:
-``divergent`` items pass, ``unsupported`` ones are skipped, ``fail`` and ``error`` fail.
+``divergent`` and ``xfail`` items pass, ``unsupported`` ones are skipped; ``fail``, ``error``,
+``crash``, ``timeout`` and ``xpass`` fail. With several backends (``--backend=reference,ort``)
+every item runs on each, and its id ends in ``@backend``.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .backends import BackendNotFound, load_backend
+from .backends import Backend, BackendNotFound, load_backend
 from .backends.isolated import IsolatedBackend
 from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
-from .report import RESULTS_FILE, Results, environment, header_lines, item_record
+from .expectations import Expectations, load_expectations
+from .report import Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
 STATE = pytest.StashKey["SuiteSession"]()
 DEFAULT_SEED = 0
+DEFAULT_TIMEOUT_S = 60
+DEFAULT_MEMORY_LIMIT_MIB = 8192
 # (category, progress letter, verbose word) for pytest's summary
 STATUS = {
     Outcome.PASS: ("passed", ".", "PASSED"),
     Outcome.DIVERGENT: ("divergent", "d", "DIVERGENT"),
+    Outcome.XFAIL: ("xfail", "x", "XFAIL"),
     Outcome.UNSUPPORTED: ("unsupported", "u", "UNSUPPORTED"),
     Outcome.FAIL: ("failed", "F", "FAILED"),
     Outcome.ERROR: ("error", "E", "ERROR"),
     Outcome.CRASH: ("crash", "C", "CRASH"),
     Outcome.TIMEOUT: ("timeout", "T", "TIMEOUT"),
+    Outcome.XPASS: ("xpass", "X", "XPASS"),
 }
-DEFAULT_TIMEOUT_S = 60
-DEFAULT_MEMORY_LIMIT_MIB = 8192
+FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "ONNX max-pooling conformance suite")
     group.addoption("--backend", default="reference",
-                    help="backend under test: a name registered in the conformance.backends entry-point "
-                         "group (reference, ort) or package.module:ClassName (default: reference)")
+                    help="backend(s) under test, comma-separated: names registered in the conformance.backends "
+                         "entry-point group (reference, ort) or package.module:ClassName (default: reference)")
     group.addoption("--cases", type=Path, default=None,
                     help="run the case files in this directory instead of the bundled ones")
-    group.addoption("--report", type=Path, default=None, help="write DIR/results.json")
+    group.addoption("--report", type=Path, default=None,
+                    help="write DIR/results.json, DIR/report.html and DIR/summary.md")
+    group.addoption("--expectations", type=Path, default=None,
+                    help="known failures: a file, or a directory holding <backend>.yaml per backend")
     group.addoption("--seed", type=int, default=DEFAULT_SEED,
                     help=f"seed of the random inputs (default {DEFAULT_SEED})")
     group.addoption("--isolation", choices=("process", "none"), default="process",
@@ -58,43 +68,64 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
 
 
+@dataclass
+class BackendUnderTest:
+    spec: str  # as given to --backend
+    backend: Backend  # loaded here, for its name, version and details
+    runner: Backend  # what runs the items: the backend itself or its isolated process
+    expectations: Expectations | None
+
+
 class SuiteSession:
-    """The run's backend, seed and results; its hooks act only when the suite is requested."""
+    """The run's backends, seed and results; its hooks act only when the suite is requested."""
 
     def __init__(self, config: pytest.Config):
         self.config = config
-        self.spec = config.getoption("backend")
-        try:
-            self.backend = load_backend(self.spec)
-        except (BackendNotFound, ImportError) as e:
-            raise pytest.UsageError(f"--backend={self.spec}: {e}") from None
-        self.runner = self.backend
-        if config.getoption("isolation") == "process":
-            self.runner = IsolatedBackend(self.spec, self.backend.name, self.backend.version,
-                                          config.getoption("timeout"), config.getoption("memory_limit") or None)
         self.seed = config.getoption("seed")
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
-        self.report_dir = config.getoption("report")
-        self.env = environment(self.backend, self.seed, self.case_dir)
-        if self.runner is not self.backend:
-            self.env["backend_details"].update(self.runner.details())
-        writes = self.report_dir is not None and not hasattr(config, "workerinput")
-        self.results = Results(self.env, self.report_dir if writes else None)
+        self.targets = [self._target(spec.strip()) for spec in config.getoption("backend").split(",") if spec.strip()]
+        if len({t.spec for t in self.targets}) != len(self.targets):
+            raise pytest.UsageError("--backend names a backend twice")
+        self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        report_dir = config.getoption("report")
+        self.report_dir = report_dir if not hasattr(config, "workerinput") else None
+        self.results = Results(self.env, self.report_dir)
 
-    def repro(self, item_id: str) -> str:
-        words = ["pytest", "conformance", f"--backend={self.spec}", f"--seed={self.seed}"]
+    def _target(self, spec: str) -> BackendUnderTest:
+        config = self.config
+        try:
+            backend = load_backend(spec)
+        except (BackendNotFound, ImportError) as e:
+            raise pytest.UsageError(f"--backend={spec}: {e}") from None
+        runner = backend
+        if config.getoption("isolation") == "process":
+            runner = IsolatedBackend(spec, backend.name, backend.version,
+                                     config.getoption("timeout"), config.getoption("memory_limit") or None)
+        expectations = None
+        if config.getoption("expectations") is not None:
+            try:
+                expectations = load_expectations(config.getoption("expectations"), backend.name)
+            except CaseError as e:
+                raise pytest.UsageError(f"--expectations: {e}") from None
+        return BackendUnderTest(spec, backend, runner, expectations)
+
+    def repro(self, item_id: str, spec: str) -> str:
+        words = ["pytest", "conformance", f"--backend={spec}", f"--seed={self.seed}"]
         if self.case_dir != bundled_case_dir().resolve():
             words.append(f"--cases={self.case_dir}")
+        if self.config.getoption("expectations") is not None:
+            words.append(f"--expectations={self.config.getoption('expectations')}")
         return shlex.join(words + ["-k", item_id])
 
     def pytest_sessionfinish(self, exitstatus: int) -> None:
-        if self.runner is not self.backend:
-            self.runner.close()
-        if self.results.directory is not None:
+        for target in self.targets:
+            if target.runner is not target.backend:
+                target.runner.close()
+        if self.report_dir is not None:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-            self.results.write(partial=interrupted, interrupted=interrupted)
+            write_reports(self.results, partial=interrupted, interrupted=interrupted)
 
     def pytest_report_header(self) -> list[str]:
         return header_lines(self.env)
@@ -119,9 +150,10 @@ class SuiteSession:
         if record is None:
             if report.failed and "worker" in str(report.longrepr) and "crashed" in str(report.longrepr):
                 # pytest-xdist lost the worker process running this item (--isolation=none)
-                item_id = report.nodeid.rpartition("::")[2]
+                item_id, _, backend = report.nodeid.rpartition("::")[2].partition("@")
                 op, _, version = item_id.split("/")[0].rpartition("-")
                 self.results.add({"id": item_id, "op": op, "version": int(version), "outcome": Outcome.CRASH.value,
+                                  "backend": backend or self.targets[0].backend.name,
                                   "message": str(report.longrepr).strip().splitlines()[-1]})
             return
         if report.when == "call":
@@ -134,16 +166,18 @@ class SuiteSession:
         records = self.results.records
         if not records:
             return
-        table = Counter((r["op"], r["version"], r["outcome"]) for r in records)
-        outcomes = [o.value for o in Outcome if any(k[2] == o.value for k in table)]
-        terminalreporter.section("conformance: items per op version")
-        terminalreporter.write_line(f"{'op-version':<24}" + "".join(f"{o:>13}" for o in outcomes) + f"{'total':>8}")
-        for op, version in sorted({(k[0], k[1]) for k in table}):
-            counts = [table[op, version, o] for o in outcomes]
-            terminalreporter.write_line(f"{op + '-' + str(version):<24}" + "".join(f"{c:>13}" for c in counts)
-                                        + f"{sum(counts):>8}")
-        if self.results.directory is not None:
-            terminalreporter.write_line(f"conformance report: {self.results.directory / RESULTS_FILE}")
+        several = len(self.targets) > 1
+        table = Counter((r["op"], r["version"], r["backend"], r["outcome"]) for r in records)
+        outcomes = [o.value for o in Outcome if any(k[3] == o.value for k in table)]
+        terminalreporter.section("conformance: items per op version" + (" and backend" if several else ""))
+        label = "op-version@backend" if several else "op-version"
+        terminalreporter.write_line(f"{label:<30}" + "".join(f"{o:>12}" for o in outcomes) + f"{'total':>8}")
+        for op, version, backend in sorted({k[:3] for k in table}):
+            counts = [table[op, version, backend, o] for o in outcomes]
+            row = f"{op}-{version}" + (f"@{backend}" if several else "")
+            terminalreporter.write_line(f"{row:<30}" + "".join(f"{c:>12}" for c in counts) + f"{sum(counts):>8}")
+        if self.report_dir is not None:
+            terminalreporter.write_line(f"conformance report: {self.report_dir}/ (results.json, report.html, summary.md)")
 
 
 def _suite_requested(config: pytest.Config) -> bool:
@@ -189,12 +223,15 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
 class CaseFile(CaseErrorsInOneLine, pytest.File):
     def collect(self):
         suite: Suite = self.parent
+        targets = self.config.stash[STATE].targets
         for case in load_case_file(self.path, suite.registry):
             for item in expand(case):
                 if item.id in suite.seen:
                     raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
                 suite.seen[item.id] = self.path
-                yield ConformanceItem.from_parent(self, name=item.id, item=item)
+                for target in targets:
+                    name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
+                    yield ConformanceItem.from_parent(self, name=name, item=item, target=target)
 
 
 class ConformanceFailure(Exception):
@@ -203,24 +240,32 @@ class ConformanceFailure(Exception):
 
 
 class ConformanceItem(pytest.Item):
-    def __init__(self, *, item: Item, **kwargs):
+    def __init__(self, *, item: Item, target: BackendUnderTest, **kwargs):
         super().__init__(**kwargs)
-        self.item = item
+        self.item, self.target = item, target
         self.record = item_record(item, self.config.stash[STATE].case_dir)
+        self.record.update(backend=target.backend.name, backend_version=target.backend.version)
         self.user_properties.append((RECORD, self.record))
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
-        self.record.update(backend=state.backend.name, backend_version=state.backend.version)
         try:
-            verdict = evaluate(self.item, state.runner, state.seed, self.parent.parent.registry)
+            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry)
         except (CaseError, SuiteError) as e:
             self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {e}")
             raise
+        if self.target.expectations is not None:
+            verdict, known = self.target.expectations.apply(self.item.id, verdict)
+            if known is not None:
+                self.record["expectation"] = known.as_json()
         self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
+        if verdict.mismatches:
+            self.record["diff"] = [m.as_json() for m in verdict.mismatches]
+        if verdict.outcome is not Outcome.PASS:
+            self.record["repro"] = state.repro(self.item.id, self.target.spec)
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(f"unsupported: {verdict.message}")
-        if verdict.outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT):
+        if verdict.outcome in FAILING:
             raise ConformanceFailure(verdict)
 
     def repr_failure(self, excinfo):
@@ -228,13 +273,15 @@ class ConformanceItem(pytest.Item):
         if isinstance(excinfo.value, ConformanceFailure):
             verdict = excinfo.value.verdict
             body = verdict.details or verdict.message
+            if verdict.outcome is Outcome.XPASS:
+                body = verdict.message
         elif isinstance(excinfo.value, (CaseError, SuiteError)):
             body = f"suite error: {excinfo.value}"
         else:
             return super().repr_failure(excinfo)
         case = self.item.case
         return "\n".join([
-            f"{self.item.id}: {case.description}",
+            f"{self.name}: {case.description}",
             f"case: {case.file}:{case.line} ({_provenance(case.provenance)})",
             f"attributes: {case.attributes}",
             "inputs: " + ", ".join(f"{i.name} {i.dtype.name}{list(i.shape)}" for i in self.item.inputs),
@@ -242,11 +289,11 @@ class ConformanceItem(pytest.Item):
             "",
             body,
             "",
-            f"repro: {state.repro(self.item.id)}",
+            f"repro: {state.repro(self.item.id, self.target.spec)}",
         ])
 
     def reportinfo(self):
-        return self.item.case.file, self.item.case.line - 1, self.item.id
+        return self.item.case.file, self.item.case.line - 1, self.name
 
 
 def _provenance(provenance: dict) -> str:

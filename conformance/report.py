@@ -1,4 +1,5 @@
-"""Stage 5 of the pipeline: the run's environment and one record per item, as results.json."""
+"""Stage 5 of the pipeline: the run's environment and one record per item, as results.json
+(format: ``schema/results.schema.json``), with its HTML and Markdown renderings."""
 
 from __future__ import annotations
 
@@ -20,32 +21,48 @@ from .expand import Item
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
+HTML_FILE = "report.html"
+MARKDOWN_FILE = "summary.md"
 
 
-def environment(backend: Backend, seed: int, case_dir: Path) -> dict[str, Any]:
+def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Path) -> dict[str, Any]:
+    """``backends``: (the backend, what runs it) pairs; the runner adds its isolation settings."""
     from . import __version__
 
+    described = []
+    for backend, runner in backends:
+        details = dict(backend.details())
+        if runner is not backend:
+            details.update(runner.details())
+        described.append({"name": backend.name, "version": backend.version, "details": details})
     return {
         "suite_version": __version__,
-        "backend": backend.name,
-        "backend_version": backend.version,
-        "backend_details": backend.details(),
+        "backends": described,
         "onnx": onnx.__version__,
         "numpy": np.__version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
         "seed": seed,
-        "cases": str(case_dir),
+        "cases": _shown(case_dir),
     }
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when below it (reports travel between machines)."""
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def header_lines(env: dict[str, Any]) -> list[str]:
-    details = ", ".join(f"{k} {v}" for k, v in env["backend_details"].items())
-    return [
-        f"conformance backend: {env['backend']} {env['backend_version']} ({details})",
-        f"conformance onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']} "
-        f"(replay with --seed={env['seed']}), cases {env['cases']}",
-    ]
+    lines = []
+    for backend in env["backends"]:
+        details = ", ".join(f"{k} {v}" for k, v in backend["details"].items())
+        lines.append(f"conformance backend: {backend['name']} {backend['version']} ({details})")
+    lines.append(f"conformance onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']} "
+                 f"(replay with --seed={env['seed']}), cases {env['cases']}")
+    return lines
 
 
 def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
@@ -87,11 +104,8 @@ class Results:
     def add_collection_error(self, node: str, message: str) -> None:
         self.collection_errors[node] = message
 
-    def write(self, partial: bool, interrupted: bool = False) -> Path:
-        directory = self.directory
-        directory.mkdir(parents=True, exist_ok=True)
-        self.last_write = time.monotonic()
-        document = {
+    def document(self, partial: bool, interrupted: bool = False) -> dict[str, Any]:
+        return {
             "schema_version": SCHEMA_VERSION,
             "partial": partial,
             "interrupted": interrupted,
@@ -100,16 +114,36 @@ class Results:
             "finished": None if partial else _now(),
             "summary": dict(Counter(r["outcome"] for r in self.records)),
             "collection_errors": [{"node": n, "message": m} for n, m in sorted(self.collection_errors.items())],
-            "items": sorted(self.records, key=lambda r: r["id"]),
+            "items": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
-        target = directory / RESULTS_FILE
-        with tempfile.NamedTemporaryFile("w", dir=directory, delete=False, suffix=".tmp") as handle:
-            json.dump(document, handle, indent=1, allow_nan=False, default=_jsonable)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
-        os.replace(handle.name, target)
-        return target
+
+    def write(self, partial: bool, interrupted: bool = False) -> Path:
+        self.last_write = time.monotonic()
+        return write_atomically(self.directory / RESULTS_FILE,
+                                json.dumps(self.document(partial, interrupted), allow_nan=False, default=_jsonable))
+
+
+def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
+    """results.json, and its HTML and Markdown renderings, into the results' directory."""
+    from .html_report import render_html
+    from .summary import render_markdown
+
+    document = results.document(partial, interrupted)
+    directory = results.directory
+    write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
+    write_atomically(directory / HTML_FILE, render_html(document))
+    write_atomically(directory / MARKDOWN_FILE, render_markdown(document))
+
+
+def write_atomically(target: Path, text: str) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, suffix=".tmp") as handle:
+        handle.write(text)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
+    os.replace(handle.name, target)
+    return target
 
 
 def _jsonable(value: Any) -> Any:

@@ -95,3 +95,13 @@ class KillsItsProcessAtVersion22(Faulty):
         if model.opset_import[0].version == 22:
             os._exit(1)
         return self.correct(model, inputs)
+
+
+class WrongAtVersion12(Faulty):
+    """Correct, except that every output is zero for opset-12 models."""
+
+    def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
+        if model.opset_import[0].version == 12:
+            return [np.zeros_like(o) for o in outputs]
+        return outputs

@@ -62,7 +62,7 @@ def test_an_index_into_padding_fails_even_when_the_maximum_equals_the_pad_value(
     assert expected["Indices"].tolist() == [[[0, 0, 1]]]
     assert compare(item, inputs, expected, [expected["Y"], np.array([[[0, 1, 1]]])]) == []
     (problem,) = compare(item, inputs, expected, [expected["Y"], np.array([[[-1, 0, 1]]])])
-    assert "Indices[0, 0, 0] = -1" in problem
+    assert "Indices[0, 0, 0] = -1" in problem.text()
 
 
 def test_column_major_indices_are_decoded_per_plane(tmp_path):
@@ -101,7 +101,7 @@ def test_values_compare_bit_for_bit_with_any_nan_equal_to_any_nan():
 def test_type_shape_and_value_mismatches_are_named(tmp_path, mutate, words):
     item, inputs, expected = ties_item(tmp_path)
     problems = compare(item, inputs, expected, mutate(expected["Y"], expected["Indices"]))
-    assert problems and words in problems[0]
+    assert problems and words in problems[0].text()
 
 
 @pytest.mark.parametrize("answer, words", [

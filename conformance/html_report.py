@@ -1,0 +1,223 @@
+"""A self-contained HTML report of a results document: one file, no scripts, nothing fetched."""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+from typing import Any
+
+from .summary import (OUTCOMES, backends, case_class, disagreements, divergences, errata, failures, matrix,
+                      opset_regressions, totals)
+
+SHOWN_PER_GROUP = 12
+SHOWN_FAILURES = 400
+
+STYLE = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2430; margin: 0; background: #fbfbfc; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 60px; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 2px solid #e4e7ec; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+.lede { color: #5b6474; margin: 0 0 16px; }
+table { border-collapse: collapse; margin: 6px 0 12px; background: white; }
+th, td { border: 1px solid #dde1e7; padding: 3px 9px; text-align: left; vertical-align: top; }
+th { background: #f1f3f6; font-weight: 600; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+code, pre { font: 12.5px/1.4 ui-monospace, "SFMono-Regular", Menlo, monospace; }
+pre { background: #f4f5f7; padding: 8px 10px; margin: 4px 0; overflow-x: auto; white-space: pre-wrap; }
+details { background: white; border: 1px solid #e4e7ec; border-radius: 4px; margin: 4px 0; padding: 4px 10px; }
+summary { cursor: pointer; font-weight: 600; } .item { border-top: 1px solid #eef0f3; padding: 6px 0; }
+.badge { display: inline-block; border-radius: 3px; padding: 0 6px; margin: 1px 2px; font-size: 12px; white-space: nowrap; }
+.pass { background: #d8f0da; } .xfail { background: #e6ecd2; } .divergent { background: #dfe4f7; }
+.unsupported { background: #eceef2; color: #4b5260; } .fail, .error, .crash, .timeout, .xpass { background: #f9d3cf; }
+.crash, .timeout { font-weight: 600; } .none { color: #a0a6b1; }
+.heat { display: inline-grid; gap: 1px; margin: 4px 0; padding: 2px; background: #e4e7ec; }
+.heat span { width: 9px; height: 9px; background: #cfe8d0; } .heat span.x { background: #d0392b; }
+.muted { color: #6a7282; } .warn { background: #fff4d6; border: 1px solid #f0d48a; padding: 6px 10px; border-radius: 4px; }
+"""
+
+
+def render_html(document: dict[str, Any]) -> str:
+    items = document["items"]
+    names = backends(document)
+    sections = [
+        _header(document),
+        _totals(items, names),
+        _regressions(items),
+        _matrix(items, names),
+        _disagreements(items) if len(names) > 1 else "",
+        _failures(items),
+        _divergences(items),
+        _errata(items),
+        _collection_errors(document),
+        _unsupported(items),
+    ]
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>Conformance report: {escape(', '.join(names))}</title><style>{STYLE}</style></head>"
+            f"<body><main>{''.join(sections)}</main></body></html>\n")
+
+
+def _badge(outcome: str, count: int | str) -> str:
+    return f"<span class='badge {outcome}'>{escape(str(count))} {outcome}</span>"
+
+
+def _counts(counter: Counter) -> str:
+    return "".join(_badge(o, counter[o]) for o in OUTCOMES if counter.get(o)) or "<span class='none'>-</span>"
+
+
+def _header(document: dict[str, Any]) -> str:
+    env = document["environment"]
+    state = ""
+    if document["partial"]:
+        state = ("<p class='warn'><b>Partial report</b>"
+                 + (": the run was interrupted" if document["interrupted"] else ": the run had not finished")
+                 + "; not every item ran.</p>")
+    rows = "".join(
+        f"<tr><th>{escape(b['name'])}</th><td>{escape(b['version'])}</td>"
+        f"<td>{escape(', '.join(f'{k} {v}' for k, v in b['details'].items()))}</td></tr>"
+        for b in env["backends"])
+    facts = (f"onnx {env['onnx']} · numpy {env['numpy']} · Python {env['python']} · {env['platform']} · "
+             f"seed {env['seed']} · suite {env['suite_version']} · started {document['started']}"
+             + (f" · finished {document['finished']}" if document["finished"] else ""))
+    return (f"<h1>ONNX max-pooling conformance</h1><p class='lede'>{escape(facts)}<br>cases: "
+            f"<code>{escape(env['cases'])}</code></p>{state}"
+            f"<table><tr><th>backend</th><th>version</th><th>settings</th></tr>{rows}</table>")
+
+
+def _totals(items: list[dict], names: list[str]) -> str:
+    table = totals(items)
+    rows = "".join(f"<tr><th>{escape(n)}</th><td>{_counts(table.get(n, Counter()))}</td>"
+                   f"<td class='n'>{sum(table.get(n, Counter()).values())}</td></tr>" for n in names)
+    return f"<h2 id='outcomes'>Outcomes</h2><table><tr><th>backend</th><th>items</th><th>total</th></tr>{rows}</table>"
+
+
+def _regressions(items: list[dict]) -> str:
+    found = opset_regressions(items)
+    head = (f"<h2 id='regressions'>Opset regressions ({len(found)})</h2><p class='muted'>Cases a backend passes at one "
+            "operator version and fails or errors at another, with the same element type; grouped by "
+            "the pattern of outcomes over the versions.</p>")
+    if not found:
+        return head + "<p>None.</p>"
+    patterns: dict[tuple, list[dict]] = {}
+    for r in found:
+        patterns.setdefault((r["backend"], r["op"], r["dtype"], tuple(r["outcomes"].items())), []).append(r)
+    parts = [head]
+    for (backend, op, dtype, outcomes), cases in sorted(patterns.items(), key=lambda kv: -len(kv[1])):
+        badges = "".join(f"<span class='badge {o}'>{v}: {o}</span>" for v, o in outcomes)
+        names = "".join(f"<li><code>{escape(c['case'])}</code> <span class='muted'>({escape(c['file'])})</span></li>"
+                        for c in cases)
+        parts.append(f"<details><summary>{escape(backend)} · {escape(op)} · {escape(dtype)} · {len(cases)} "
+                     f"case{'s' if len(cases) != 1 else ''} {badges}</summary><ul>{names}</ul></details>")
+    return "".join(parts)
+
+
+def _matrix(items: list[dict], names: list[str]) -> str:
+    table = matrix(items)
+    header = "".join(f"<th>{escape(n)}</th>" for n in names)
+    rows = "".join(f"<tr><th>{escape(op)}-{version}</th>"
+                   + "".join(f"<td>{_counts(per_backend.get(n, Counter()))}</td>" for n in names) + "</tr>"
+                   for (op, version), per_backend in table.items())
+    return f"<h2 id='matrix'>By operator version</h2><table><tr><th>op-version</th>{header}</tr>{rows}</table>"
+
+
+def _disagreements(items: list[dict]) -> str:
+    found = disagreements(items)
+    agreeing = len({r["id"] for r in items}) - len(found)
+    klass = {r["id"]: case_class(r) for r in items if "case" in r}
+    patterns: dict[tuple, list[str]] = {}
+    for d in found:
+        patterns.setdefault((klass.get(d["id"], "?"), tuple(sorted(d["outcomes"].items()))), []).append(d["id"])
+    parts = [f"<h2 id='disagreements'>Where the backends disagree ({len(found)})</h2><p class='muted'>{agreeing} "
+             "items have the same outcome on every backend; the others, by case class and outcomes.</p>"]
+    for (name, outcomes), ids in sorted(patterns.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        badges = "".join(f"<span class='badge {o}'>{escape(b)}: {o}</span>" for b, o in outcomes)
+        listed = "".join(f"<li><code>{escape(i)}</code></li>" for i in ids[:SHOWN_FAILURES])
+        parts.append(f"<details><summary>{escape(name)} · {len(ids)} item{'s' if len(ids) != 1 else ''} {badges}"
+                     f"</summary><ul>{listed}</ul></details>")
+    return "".join(parts)
+
+
+def _heatmap(diff: dict) -> str:
+    mask = diff.get("mask")
+    if not mask:
+        return ""
+    cells = "".join(f"<span class='{'x' if c == 'x' else ''}'></span>" for row in mask for c in row)
+    plane = ", ".join(map(str, diff.get("plane", [])))
+    return (f"<div class='muted'>{escape(diff['output'])}[{escape(plane)}, :, :] (red: differs)</div>"
+            f"<div class='heat' style='grid-template-columns: repeat({len(mask[0])}, 9px)'>{cells}</div>")
+
+
+def _failure(record: dict) -> str:
+    shown = "".join(f"<pre>{escape(d['summary'])}\n" + "\n".join(escape(s) for s in d.get("shown", [])) + "</pre>"
+                    + _heatmap(d) for d in record.get("diff", []))
+    if not shown:
+        shown = f"<pre>{escape(record['message'])}</pre>"
+    where = f"{record.get('file', '?')}:{record.get('line', '?')}"
+    setting = ""
+    if "attributes" in record:
+        inputs = ", ".join(f"{i['name']} {i['dtype']}{i['shape']}" for i in record["inputs"])
+        setting = f"<div class='muted'><code>{escape(str(record['attributes']))}</code> · {escape(inputs)}</div>"
+    repro = f"<div>repro: <code>{escape(record['repro'])}</code></div>" if record.get("repro") else ""
+    return (f"<div class='item'>{_badge(record['outcome'], '')}<code>{escape(record['id'])}</code> "
+            f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
+
+
+def _failures(items: list[dict]) -> str:
+    grouped = failures(items)
+    total = sum(len(v) for v in grouped.values())
+    parts = [f"<h2 id='failures'>Failures ({total})</h2>"]
+    budget = SHOWN_FAILURES
+    for (backend, op_version, klass), records in grouped.items():
+        kinds = Counter(r["outcome"] for r in records)
+        shown = records[:min(SHOWN_PER_GROUP, max(budget, 0))]
+        budget -= len(shown)
+        rest = len(records) - len(shown)
+        body = "".join(_failure(r) for r in shown)
+        if rest:
+            body += f"<p class='muted'>... and {rest} more of this class (see results.json).</p>"
+        parts.append(f"<details><summary>{escape(backend)} · {escape(op_version)} · {escape(klass)} "
+                     f"{_counts(kinds)}</summary>{body}</details>")
+    if not grouped:
+        parts.append("<p>None.</p>")
+    return "".join(parts)
+
+
+def _divergences(items: list[dict]) -> str:
+    table = divergences(items)
+    parts = ["<h2 id='questions'>Open questions</h2><p class='muted'>Divergent items by the question they run into and the "
+             "reading each backend showed (see cases/ambiguities.md).</p>"]
+    if not table:
+        return "".join(parts) + "<p>None.</p>"
+    rows = ""
+    for key, per_backend in table.items():
+        for backend, readings in per_backend.items():
+            shown = "".join(f"<span class='badge divergent'>{n} {escape(reading)}</span>"
+                            for reading, n in readings.most_common())
+            rows += f"<tr><td><code>{escape(key)}</code></td><td>{escape(backend)}</td><td>{shown}</td></tr>"
+    return "".join(parts) + f"<table><tr><th>question</th><th>backend</th><th>observed readings</th></tr>{rows}</table>"
+
+
+def _errata(items: list[dict]) -> str:
+    found = errata(items)
+    if not found:
+        return "<h2 id='errata'>Errata</h2><p>No case of this run corrects its document.</p>"
+    rows = "".join(f"<tr><td><code>{escape(e['file'])}:{e['line']}</code></td><td>{escape(e['case'])}</td>"
+                   f"<td>{escape(e['reason'])}</td></tr>" for e in found)
+    return f"<h2 id='errata'>Errata ({len(found)})</h2><table><tr><th>where</th><th>case</th><th>the document prints, and why it is wrong</th></tr>{rows}</table>"
+
+
+def _collection_errors(document: dict[str, Any]) -> str:
+    errors = document["collection_errors"]
+    if not errors:
+        return ""
+    rows = "".join(f"<li><code>{escape(e['message'])}</code></li>" for e in errors)
+    return f"<h2>Case files that did not load ({len(errors)})</h2><ul>{rows}</ul>"
+
+
+def _unsupported(items: list[dict]) -> str:
+    grouped = Counter((r["backend"], r["message"][:140]) for r in items if r["outcome"] == "unsupported")
+    if not grouped:
+        return ""
+    rows = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(m)}</code></td></tr>"
+                   for (b, m), n in grouped.most_common())
+    return f"<h2 id='unsupported'>Unsupported</h2><table><tr><th>backend</th><th>items</th><th>the backend's reason</th></tr>{rows}</table>"
+

@@ -1,0 +1,87 @@
+"""Two runs compared: what a nightly job reports between yesterday's results and today's.
+
+A regression is an item that now fails, errors, crashes, times out or passes unexpectedly
+(`xpass`) where it did not, or that passed and is now `unsupported`. Fixes are the reverse;
+changed divergences are open questions a backend now reads differently.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from .summary import FAILING, observed_reading
+
+Key = tuple[str, str]  # (backend, item id)
+
+
+@dataclass
+class Change:
+    backend: str
+    id: str
+    op_version: str
+    old: str | None  # outcome, None when the item is new
+    new: str | None  # outcome, None when the item is gone
+    message: str
+
+
+@dataclass
+class Comparison:
+    regressions: list[Change] = field(default_factory=list)
+    fixes: list[Change] = field(default_factory=list)
+    changed_failures: list[Change] = field(default_factory=list)
+    changed_divergences: list[Change] = field(default_factory=list)
+    other_changes: list[Change] = field(default_factory=list)
+    added: int = 0
+    removed: int = 0
+    compared: int = 0
+
+
+def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
+    before = {(r["backend"], r["id"]): r for r in old["items"]}
+    after = {(r["backend"], r["id"]): r for r in new["items"]}
+    result = Comparison(added=len(after.keys() - before.keys()), removed=len(before.keys() - after.keys()))
+    for key in sorted(before.keys() & after.keys()):
+        was, now = before[key], after[key]
+        result.compared += 1
+        change = Change(key[0], key[1], f"{now['op']}-{now['version']}", was["outcome"], now["outcome"], now["message"])
+        if was["outcome"] == now["outcome"]:
+            if now["outcome"] == "divergent" and observed_reading(was["message"]) != observed_reading(now["message"]):
+                change.message = f"{observed_reading(was['message'])} -> {observed_reading(now['message'])}"
+                result.changed_divergences.append(change)
+            continue
+        if now["outcome"] in FAILING and was["outcome"] not in FAILING:
+            result.regressions.append(change)
+        elif was["outcome"] == "pass" and now["outcome"] == "unsupported":
+            result.regressions.append(change)
+        elif was["outcome"] in FAILING and now["outcome"] not in FAILING:
+            result.fixes.append(change)
+        elif was["outcome"] in FAILING and now["outcome"] in FAILING:
+            result.changed_failures.append(change)
+        elif "divergent" in (was["outcome"], now["outcome"]):
+            result.changed_divergences.append(change)
+        else:
+            result.other_changes.append(change)
+    return result
+
+
+def render_comparison(old: dict[str, Any], new: dict[str, Any], comparison: Comparison) -> str:
+    def versions(document):
+        return ", ".join(f"{b['name']} {b['version']}" for b in document["environment"]["backends"])
+
+    lines = [f"# Conformance: {versions(old)} ({old['started']}) -> {versions(new)} ({new['started']})", "",
+             f"{comparison.compared} items in both runs; {comparison.added} new, {comparison.removed} gone.", ""]
+    for title, changes in [("Regressions", comparison.regressions), ("Fixes", comparison.fixes),
+                           ("Failures that changed kind", comparison.changed_failures),
+                           ("Open questions read differently", comparison.changed_divergences),
+                           ("Other changes", comparison.other_changes)]:
+        lines.append(f"## {title} ({len(changes)})")
+        grouped: dict[tuple[str, str], list[Change]] = defaultdict(list)
+        for change in changes:
+            grouped[change.backend, change.op_version].append(change)
+        for (backend, op_version), members in sorted(grouped.items()):
+            lines.append(f"- {backend} {op_version}: {len(members)}")
+            lines += [f"  - {c.id}: {c.old} -> {c.new}: {c.message[:200]}" for c in members]
+        lines.append("")
+    return "\n".join(lines)

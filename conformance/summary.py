@@ -1,0 +1,142 @@
+"""What a results document says, aggregated: the outcome matrix, opset regressions, where backends
+disagree, divergences by open question, failures and errata; and its Markdown summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+FAILING = ("fail", "error", "crash", "timeout", "xpass")
+OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "fail", "error", "crash", "timeout", "xpass")
+
+Record = dict[str, Any]
+
+
+def load(paths: Iterable[Path]) -> dict[str, Any]:
+    """One document from one or more results.json files (their backends side by side)."""
+    documents = [json.loads(Path(p).read_text()) for p in paths]
+    merged = dict(documents[0])
+    if len(documents) > 1:
+        merged["environment"] = dict(documents[0]["environment"],
+                                     backends=[b for d in documents for b in d["environment"]["backends"]])
+        merged["items"] = [r for d in documents for r in d["items"]]
+        merged["collection_errors"] = [e for d in documents for e in d["collection_errors"]]
+        merged["partial"] = any(d["partial"] for d in documents)
+        merged["summary"] = dict(Counter(r["outcome"] for r in merged["items"]))
+    return merged
+
+
+def backends(document: dict[str, Any]) -> list[str]:
+    return [b["name"] for b in document["environment"]["backends"]]
+
+
+def case_class(record: Record) -> str:
+    return record["case"].split("/")[0]
+
+
+def matrix(items: list[Record]) -> dict[tuple[str, int], dict[str, Counter]]:
+    table: dict[tuple[str, int], dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in items:
+        table[r["op"], r["version"]][r["backend"]][r["outcome"]] += 1
+    return {key: dict(value) for key, value in sorted(table.items())}
+
+
+def opset_regressions(items: list[Record]) -> list[dict[str, Any]]:
+    """Cases a backend passes at one op version and fails or errors at another (same element type)."""
+    groups: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for r in items:
+        if "case" in r:
+            key = (r["backend"], r["op"], r["file"], r["case"], r["inputs"][0]["dtype"] if r["inputs"] else "")
+            groups[key][r["version"]] = r["outcome"]
+    found = []
+    for (backend, op, file, case, dtype), by_version in sorted(groups.items()):
+        outcomes = set(by_version.values())
+        if "pass" in outcomes and outcomes & set(FAILING):
+            found.append({"backend": backend, "op": op, "file": file, "case": case, "dtype": dtype,
+                          "outcomes": dict(sorted(by_version.items()))})
+    return found
+
+
+def disagreements(items: list[Record]) -> list[dict[str, Any]]:
+    """Items whose outcome differs between backends (only runs with several backends)."""
+    by_id: dict[str, dict[str, str]] = defaultdict(dict)
+    for r in items:
+        by_id[r["id"]][r["backend"]] = r["outcome"]
+    return [{"id": item_id, "outcomes": outcomes} for item_id, outcomes in sorted(by_id.items())
+            if len(outcomes) > 1 and len(set(outcomes.values())) > 1]
+
+
+def observed_reading(message: str) -> str:
+    """The reading a divergent item's message names ("observed: X ...")."""
+    match = re.match(r"observed: (refused|not [^(]+|[^(]+)", message)
+    return match.group(1).strip() if match else message
+
+
+def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
+    """For each open question: per backend, how many items showed each reading."""
+    table: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in items:
+        if r["outcome"] == "divergent":
+            for key in r.get("ambiguity") or ["(untagged)"]:
+                table[key][r["backend"]][observed_reading(r["message"])] += 1
+    return {key: dict(value) for key, value in sorted(table.items())}
+
+
+def failures(items: list[Record]) -> dict[tuple[str, str, str], list[Record]]:
+    """Failing items by (backend, op-version, case class)."""
+    grouped: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for r in items:
+        if r["outcome"] in FAILING:
+            grouped[r["backend"], f"{r['op']}-{r['version']}", case_class(r) if "case" in r else "?"].append(r)
+    return dict(sorted(grouped.items()))
+
+
+def errata(items: list[Record]) -> list[dict[str, Any]]:
+    seen = {}
+    for r in items:
+        if r.get("erratum"):
+            seen[r["file"], case_class(r)] = {"file": r["file"], "case": case_class(r), "line": r.get("line"),
+                                              "reason": r["erratum"]}
+    return list(seen.values())
+
+
+def totals(items: list[Record]) -> dict[str, Counter]:
+    table: dict[str, Counter] = defaultdict(Counter)
+    for r in items:
+        table[r["backend"]][r["outcome"]] += 1
+    return dict(table)
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """A summary for CI logs: totals, regressions, failures by class, open questions."""
+    items = document["items"]
+    env = document["environment"]
+    lines = ["# Conformance summary", ""]
+    if document["partial"]:
+        lines += ["**Partial run**" + (" (interrupted)" if document["interrupted"] else "") + ": not every item ran.", ""]
+    lines.append(", ".join(f"{b['name']} {b['version']}" for b in env["backends"])
+                 + f"; onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']}")
+    lines += ["", "| backend | " + " | ".join(OUTCOMES) + " | total |", "|---" * (len(OUTCOMES) + 2) + "|"]
+    for backend, counts in totals(items).items():
+        lines.append(f"| {backend} | " + " | ".join(str(counts.get(o, 0)) for o in OUTCOMES)
+                     + f" | {sum(counts.values())} |")
+    regressions = opset_regressions(items)
+    lines += ["", f"## Opset regressions ({len(regressions)})", ""]
+    for r in regressions:
+        shown = ", ".join(f"{v}: {o}" for v, o in r["outcomes"].items())
+        lines.append(f"- {r['backend']}: {r['op']} {r['case']} [{r['dtype']}]: {shown}")
+    failing = failures(items)
+    lines += ["", f"## Failures ({sum(len(v) for v in failing.values())})", ""]
+    for (backend, op_version, klass), records in failing.items():
+        lines.append(f"- {backend} {op_version} {klass}: {len(records)} ({records[0]['outcome']}: {records[0]['message'][:160]})")
+    if document["collection_errors"]:
+        lines += ["", "## Case files that did not load", ""]
+        lines += [f"- {e['message']}" for e in document["collection_errors"]]
+    lines += ["", "## Open questions (divergent items by observed reading)", ""]
+    for key, per_backend in divergences(items).items():
+        for backend, readings in per_backend.items():
+            lines.append(f"- {key} ({backend}): " + ", ".join(f"{n} {reading}" for reading, n in readings.most_common()))
+    return "\n".join(lines) + "\n"

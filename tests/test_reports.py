@@ -1,0 +1,118 @@
+"""Reports: results.json against its schema, the HTML and Markdown renderings, cross-backend
+runs, opset regressions, expectations files and the comparison of two runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import textwrap
+
+import jsonschema
+import pytest
+
+from conformance.cli import main
+from conformance.plugin import PACKAGE_DIR
+from tests.samples import SMALL_CASE
+
+pytest_plugins = ["pytester"]
+SCHEMA = json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text())
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def run_suite(pytester, *args):
+    (pytester.path / "cases").mkdir(exist_ok=True)
+    (pytester.path / "cases" / "small.yaml").write_text(SMALL_CASE)
+    return pytester.runpytest(str(PACKAGE_DIR), "--cases", str(pytester.path / "cases"), "--isolation=none",
+                              "-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
+
+
+@pytest.fixture
+def two_backend_run(pytester):
+    result = run_suite(pytester, "--backend=reference,tests.faulty_backends:WrongAtVersion12",
+                       f"--report={pytester.path / 'out'}")
+    return result, pytester.path / "out"
+
+
+def test_a_run_on_two_backends_gives_one_report_with_a_column_each(two_backend_run):
+    result, out = two_backend_run
+    result.assert_outcomes(passed=11, failed=1)
+    result.stdout.fnmatch_lines(["*MaxPool-12@faulty*1*1*", "*MaxPool-12@reference*1*1*"])
+    document = json.loads((out / "results.json").read_text())
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+    assert [b["name"] for b in document["environment"]["backends"]] == ["reference", "faulty"]
+    assert {(r["backend"], r["outcome"]) for r in document["items"] if r["version"] == 12} == {
+        ("reference", "pass"), ("faulty", "fail")}
+    failed = next(r for r in document["items"] if r["outcome"] == "fail")
+    assert failed["diff"][0]["mask"] == ["x"] and failed["repro"].endswith("-k 'MaxPool-12/small[float32]'")
+
+
+def test_the_html_report_shows_regressions_disagreements_and_diffs(two_backend_run):
+    _, out = two_backend_run
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "<script" not in page and "http" not in page.split("</style>")[0]
+    for heading in ("Opset regressions (1)", "Where the backends disagree (1)", "Failures (1)", "By operator version"):
+        assert heading in page
+    assert "MaxPool-12/small[float32]" in page and "class='heat'" in page
+    summary = (out / "summary.md").read_text()
+    assert "## Opset regressions (1)" in summary and "faulty: MaxPool small [float32]: 1: pass" in summary
+
+
+def expectations(tmp_path, entry):
+    path = tmp_path / "expect" / "faulty.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("backend: faulty\nentries:\n" + textwrap.indent(entry, "  "))
+    return path.parent
+
+
+@pytest.mark.parametrize("entry, outcomes", [
+    ("- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12}\n", {"xfail": 1, "pass": 5}),
+    ("- {match: 'MaxPool-*/*', outcome: fail, reason: too broad}\n", {"xfail": 1, "xpass": 5}),
+    ("- {match: 'MaxPool-12/*', outcome: error, reason: wrong kind}\n", {"fail": 1, "pass": 5}),
+])
+def test_expectations_turn_known_failures_into_xfail_and_stale_entries_into_xpass(pytester, tmp_path, entry, outcomes):
+    directory = expectations(tmp_path, entry)
+    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--expectations={directory}",
+                       f"--report={pytester.path / 'out'}")
+    document = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert document["summary"] == outcomes
+    assert result.ret == (0 if set(outcomes) <= {"pass", "xfail"} else 1)
+    if "xpass" in outcomes:
+        message = next(r["message"] for r in document["items"] if r["outcome"] == "xpass")
+        assert message.startswith("listed as a known fail (too broad) but passes: update ")
+
+
+def test_compare_reports_regressions_and_fixes_and_exits_on_a_regression(pytester, tmp_path, capsys):
+    run_suite(pytester, "--backend=reference", f"--report={pytester.path / 'good'}")
+    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'bad'}")
+    good, bad = pytester.path / "good" / "results.json", pytester.path / "bad" / "results.json"
+    for document in (good, bad):  # compare runs of one backend under two names: rename to align them
+        data = json.loads(document.read_text())
+        for record in data["items"]:
+            record["backend"] = "candidate"
+        document.write_text(json.dumps(data))
+    assert main(["compare", str(good), str(bad)]) == 1
+    text = capsys.readouterr().out
+    assert "## Regressions (1)\n- candidate MaxPool-12: 1\n  - MaxPool-12/small[float32]: pass -> fail" in text
+    assert main(["compare", str(bad), str(good)]) == 0
+    assert "## Fixes (1)" in capsys.readouterr().out
+
+
+def test_the_report_command_merges_runs_side_by_side(pytester, tmp_path, two_backend_run):
+    _, out = two_backend_run
+    assert main(["report", str(out / "results.json"), str(out / "results.json"), "-o", str(tmp_path / "merged")]) == 0
+    assert "Where the backends disagree" in (tmp_path / "merged" / "report.html").read_text()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian package chromium); .ci/run installs it")
+def test_the_html_report_renders_in_headless_chromium(two_backend_run, tmp_path):
+    _, out = two_backend_run
+    screenshot = tmp_path / "report.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600",
+                    f"--screenshot={screenshot}", (out / "report.html").as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    image = screenshot.read_bytes()
+    assert image[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(image) > 30_000, "the page rendered (nearly) blank"
