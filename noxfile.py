@@ -65,4 +65,7 @@ def oldest(session: nox.Session) -> None:
     session.install(*OLDEST)
     session.install("--no-deps", "-e", ".")
     session.run("pytest", "tests", "-n", "auto", *session.posargs)
-    session.run("pytest", "conformance", "--backend=ort", "-n", "auto")
+    session.run("pytest", "conformance", "--backend=reference", "-n", "auto")
+    # onnxruntime 1.21 fails more items than today's (it crashes on a zero stride, for one):
+    # the suite must run against it to the end, not pass.
+    session.run("pytest", "conformance", "--backend=ort", "-n", "auto", success_codes=[0, 1])
