@@ -4,6 +4,7 @@
     conformance report RESULTS.json... -o DIR      render report.html and summary.md, backends side by side
     conformance compare OLD.json NEW.json          what changed between two runs; exit 1 on a regression
     conformance backends                           the registered backends and whether they load here
+    conformance export DIR                         every item in the ONNX backend-test layout
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from .backends import load_backend, registered_backends
 from .cases import bundled_case_dir
+from .export import export
 from .html_report import render_html
 from .registry_page import render
 from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
@@ -42,7 +44,17 @@ def main(argv: list[str] | None = None) -> int:
     available = commands.add_parser("backends", help="list the registered backends and whether they load here")
     available.add_argument("--names", action="store_true", help="print only the names that load, comma-separated")
 
+    exported = commands.add_parser("export", help="write every item in the ONNX backend-test layout")
+    exported.add_argument("target", type=Path)
+    exported.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
+    exported.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+
     args = parser.parse_args(argv)
+    if args.command == "export":
+        counts = export(args.cases, args.target, args.seed)
+        print(f"wrote {sum(counts.values())} tests to {args.target}: "
+              + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json")
+        return 0
     if args.command == "backends":
         return _backends(args.names)
     if args.command == "registry":

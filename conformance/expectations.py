@@ -49,13 +49,18 @@ class Expectations:
         return dataclasses.replace(verdict, message=message), known
 
 
-def load_expectations(path: Path, backend: str) -> Expectations | None:
-    """The expectations of ``backend``: ``path`` itself, or ``path/<backend>.yaml`` for a directory."""
-    file = path / f"{backend}.yaml" if path.is_dir() else path
+def load_expectations(path: Path, backend: str, fallback: str | None = None) -> Expectations | None:
+    """The expectations of ``backend``: ``path`` itself, or ``path/<backend>.yaml`` for a directory
+    (``path/<fallback>.yaml`` when that does not exist: a backend with options, ``ort[threads=1]``,
+    shares the list of ``ort``)."""
+    file = path
+    if path.is_dir():
+        file = next((path / f"{name}.yaml" for name in (backend, fallback) if name and (path / f"{name}.yaml").exists()),
+                    path / f"{backend}.yaml")
     if not file.exists():
         return None
     source = read_yaml(file, "expectations.schema.json")
-    if source.data["backend"] != backend:
+    if source.data["backend"] not in (backend, fallback):
         raise source.error(("backend",), f"lists {source.data['backend']!r}, not the backend under test {backend!r}")
     entries = []
     for index, entry in enumerate(source.data["entries"]):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .backends import Backend, BackendNotFound, load_backend
+from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import IsolatedBackend
 from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
@@ -85,7 +85,7 @@ class SuiteSession:
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
-        self.targets = [self._target(spec.strip()) for spec in config.getoption("backend").split(",") if spec.strip()]
+        self.targets = [self._target(spec) for spec in split_specs(config.getoption("backend"))]
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
@@ -106,7 +106,8 @@ class SuiteSession:
         expectations = None
         if config.getoption("expectations") is not None:
             try:
-                expectations = load_expectations(config.getoption("expectations"), backend.name)
+                expectations = load_expectations(config.getoption("expectations"), backend.name,
+                                                 fallback=spec.partition("[")[0])
             except CaseError as e:
                 raise pytest.UsageError(f"--expectations: {e}") from None
         return BackendUnderTest(spec, backend, runner, expectations)

@@ -1,8 +1,9 @@
 """Stage 3 of the pipeline: find the backend named by ``--backend``.
 
-A name is looked up in the entry-point group ``conformance.backends`` (``reference`` and ``ort``
-are built in); ``package.module:Name`` imports a class directly. Either may be an
-``onnx.backend.base.Backend`` subclass or a class with this package's :class:`Backend` interface.
+A name is looked up in the entry-point group ``conformance.backends`` (``reference``, ``ort`` and
+``onnx-reference`` are built in); ``package.module:Name`` imports a class directly. Either may be
+an ``onnx.backend.base.Backend`` subclass or a class with this package's :class:`Backend`
+interface, which may take options: ``ort[optimization=disabled,threads=1]``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,35 @@ def registered_backends() -> dict[str, str]:
     return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def split_specs(text: str) -> list[str]:
+    """``reference,ort[optimization=disabled,threads=1]`` -> the two specs (commas inside [] stay)."""
+    specs, depth, current = [], 0, ""
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            specs.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [s for s in specs + [current.strip()] if s]
+
+
+def _options(spec: str) -> tuple[str, dict[str, str]]:
+    """``ort[optimization=disabled,threads=1]`` -> ("ort", {"optimization": "disabled", "threads": "1"})."""
+    if not spec.endswith("]") or "[" not in spec:
+        return spec, {}
+    base, _, inside = spec[:-1].partition("[")
+    options = {}
+    for pair in filter(None, inside.split(",")):
+        key, equals, value = pair.partition("=")
+        if not equals:
+            raise BackendNotFound(f"option {pair!r} of {spec!r} is not key=value")
+        options[key.strip()] = value.strip()
+    return base, options
+
+
 def load_backend(spec: str) -> Backend:
+    spec, options = _options(spec)
     if ":" in spec:
         module_name, _, attribute = spec.partition(":")
         try:
@@ -43,8 +72,13 @@ def load_backend(spec: str) -> Backend:
             )
         target = found[0].load()
     if isinstance(target, type) and issubclass(target, OnnxBackend):
+        if options:
+            raise BackendNotFound(f"{spec!r} is an onnx Backend class and takes no options")
         return OnnxBackendAdapter(target, name=spec)
-    backend = target() if isinstance(target, type) else target
+    try:
+        backend = target(**options) if isinstance(target, type) else target
+    except (TypeError, ValueError) as e:
+        raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
     if not isinstance(backend, Backend):
         raise BackendNotFound(
             f"{spec!r} is neither an onnx.backend.base.Backend subclass nor an object with "
@@ -53,4 +87,4 @@ def load_backend(spec: str) -> Backend:
     return backend
 
 
-__all__ = ["Backend", "BackendNotFound", "Unsupported", "load_backend", "registered_backends"]
+__all__ = ["Backend", "BackendNotFound", "Unsupported", "load_backend", "registered_backends", "split_specs"]

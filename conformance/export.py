@@ -1,0 +1,108 @@
+"""Export every item in the ONNX backend-test layout, for runners that already read it:
+
+    DIR/<kind>/test_<name>/model.onnx
+    DIR/<kind>/test_<name>/test_data_set_0/input_<i>.pb, output_<i>.pb
+    DIR/<kind>/test_<name>/data.json          {"rtol": 0, "atol": 0}: values compare exactly
+    DIR/manifest.json                         each test's item id, kind, provenance and notes
+
+where ``<kind>`` keeps apart what a plain runner, which compares outputs literally, may judge:
+``judged`` (literal or derived expectations), ``index_ties`` (windows with several maxima: any of
+their indices is right, so the exported Indices are one valid answer, not the only one),
+``open_questions`` (the documents leave the behaviour open: the outputs are the reference
+backend's reading, not a requirement) and ``must_reject`` (invalid models: no outputs; a
+conforming runtime refuses them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from reference_backend.geometry import pool_axes
+
+from .ambiguities import detected
+from .cases import Ambiguity, case_files, load_case_file, load_registry
+from .compare import expected_outputs
+from .expand import Item, expand
+
+
+def export(case_dir: Path, target: Path, seed: int) -> dict[str, int]:
+    registry = load_registry(case_dir)
+    manifest, names, counts = [], set(), {}
+    for file in case_files(case_dir):
+        for case in load_case_file(file, registry):
+            for item in expand(case):
+                inputs = item.make_inputs(seed)
+                kind, note = _kind(item, inputs, registry)
+                name = _test_name(item.id, names)
+                directory = target / kind / name
+                _write(directory, item, inputs, None if kind == "must_reject" else expected_outputs(item, inputs))
+                manifest.append({"test": f"{kind}/{name}", "id": item.id, "kind": kind, "expected": item.expectation,
+                                 "case": f"{case.file.name}:{case.line}", "op": case.op, "version": item.version,
+                                 "note": note})
+                counts[kind] = counts.get(kind, 0) + 1
+    (target / "manifest.json").write_text(json.dumps({"seed": seed, "tests": manifest}, indent=1))
+    return counts
+
+
+def _kind(item: Item, inputs: dict[str, np.ndarray], registry: dict[str, Ambiguity]) -> tuple[str, str]:
+    if item.case.reject:
+        return "must_reject", f"invalid: {item.case.reject}"
+    open_ones = [key for key in detected(item, inputs) if registry[key].status == "open"]
+    if open_ones:
+        return "open_questions", "open: " + ", ".join(open_ones) + " (outputs: the reference backend's reading)"
+    if any(o.positions_of for o in item.outputs) and _has_ties(item, inputs[item.inputs[0].name]):
+        return "index_ties", "a window has several maxima: any of their indices is right"
+    return "judged", ""
+
+
+def _has_ties(item: Item, x: np.ndarray) -> bool:
+    """Whether some window of the MaxPool holds its maximum more than once."""
+    a = item.case.attributes
+    axes = pool_axes(x.shape[2:], a["kernel_shape"], a.get("strides"), a.get("pads"), a.get("dilations"),
+                     a.get("auto_pad", "NOTSET"), a.get("ceil_mode", 0))
+    padded = x.astype(np.float64)
+    widths = [(0, 0), (0, 0)] + [(ax.pad_begin, ax.pad_end + ax.end_overhang) for ax in axes]
+    padded = np.pad(padded, widths, constant_values=np.nan)  # padding never equals a maximum
+    windows = []
+    for offsets in np.ndindex(*[ax.kernel for ax in axes]):
+        view = (slice(None), slice(None)) + tuple(
+            slice(j * ax.dilation, j * ax.dilation + (ax.out - 1) * ax.stride + 1, ax.stride)
+            for j, ax in zip(offsets, axes))
+        windows.append(padded[view])
+    if not windows or windows[0].size == 0:
+        return False
+    stacked = np.stack(windows)
+    maximum = np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
+    return bool((stacked == maximum).sum(axis=0).max() > 1)
+
+
+def _test_name(item_id: str, taken: set[str]) -> str:
+    name = "test_" + re.sub(r"[^A-Za-z0-9_]", "_", item_id.replace("/", "__").replace("[", "__").rstrip("]"))
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def _write(directory: Path, item: Item, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray] | None) -> None:
+    data = directory / "test_data_set_0"
+    data.mkdir(parents=True, exist_ok=True)
+    onnx.save(item.model, directory / "model.onnx")
+    (directory / "data.json").write_text(json.dumps({"rtol": 0, "atol": 0}))
+    for index, port in enumerate(item.inputs):
+        (data / f"input_{index}.pb").write_bytes(_tensor(port.name, port.dtype.onnx, inputs[port.name]))
+    for index, output in enumerate(item.outputs if outputs is not None else ()):
+        (data / f"output_{index}.pb").write_bytes(_tensor(output.name, output.dtype.onnx, outputs[output.name]))
+
+
+def _tensor(name: str, element_type: int, array: np.ndarray) -> bytes:
+    """A TensorProto from raw bytes: exact for every element type, bfloat16 included."""
+    array = np.ascontiguousarray(array)
+    proto = helper.make_tensor(name, element_type, array.shape, array.tobytes(), raw=True)
+    return proto.SerializeToString()

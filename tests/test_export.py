@@ -1,0 +1,61 @@
+"""The export in the ONNX backend-test layout loads with onnx's own loader and runs under onnx's
+own test runner; invalid models, ties and open questions stay out of the plainly judged tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import unittest
+
+import pytest
+from onnx.backend.test.loader import load_model_tests
+from onnx.backend.test.runner import Runner
+
+from conformance.cases import bundled_case_dir
+from conformance.cli import main
+from reference_backend import ReferenceBackend
+
+FILES = ("maxpool.yaml", "maxpool_invalid.yaml", "maxpool_open_questions.yaml", "maxunpool.yaml", "ambiguities.yaml")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    cases = tmp_path_factory.mktemp("cases")
+    for name in FILES:
+        shutil.copy(bundled_case_dir() / name, cases / name)
+    (cases / "ties.yaml").write_text(
+        (bundled_case_dir() / "maxpool_edges.yaml").read_text().split("  - name: ranks")[0]
+        + "  - name: ties\n    description: d\n    provenance: {generated: a test}\n    versions: [12]\n"
+          "    attributes: {kernel_shape: [2]}\n    inputs: {X: {dtype: float32, data: [[[1, 1, 0]]]}}\n"
+          "    outputs: {Y: derived, Indices: derived}\n")
+    target = tmp_path_factory.mktemp("export")
+    assert main(["export", str(target), "--cases", str(cases)]) == 0
+    return target
+
+
+def test_each_kind_of_item_has_its_own_directory(exported):
+    manifest = json.loads((exported / "manifest.json").read_text())
+    kinds = {t["kind"] for t in manifest["tests"]}
+    assert kinds == {"judged", "must_reject", "open_questions", "index_ties"}
+    entry = next(t for t in manifest["tests"] if t["id"] == "MaxPool-12/2d_ceil[float32]")
+    assert entry["test"] == "judged/test_MaxPool_12__2d_ceil__float32" and entry["expected"] == "literal"
+    ties = next(t for t in manifest["tests"] if t["kind"] == "index_ties")
+    assert ties["id"] == "MaxPool-12/ties[float32]"
+    reject = next(t for t in manifest["tests"] if t["kind"] == "must_reject")
+    data = exported / reject["test"] / "test_data_set_0"
+    assert (data / "input_0.pb").exists() and not list(data.glob("output_*.pb"))
+    assert json.loads((exported / entry["test"] / "data.json").read_text()) == {"rtol": 0, "atol": 0}
+
+
+def test_onnx_runs_the_judged_tests_with_its_own_loader_and_runner(exported):
+    cases = load_model_tests(data_dir=str(exported), kind="judged")
+    assert len(cases) > 80
+    runner = Runner(ReferenceBackend, __name__)
+    runner.include(r"^test_Max(Pool|Unpool)_\d+__")  # the Runner also brings onnx's own node tests
+    for case in cases:
+        runner._add_model_test(case, "judged")  # what Runner does for its own data directories
+    suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(cls)
+                               for cls in runner.test_cases.values())
+    outcome = unittest.TextTestRunner(verbosity=0, stream=open("/dev/null", "w")).run(suite)
+    ran = outcome.testsRun - len(outcome.skipped)  # onnx adds a CUDA variant it skips on CPU
+    assert ran >= len(cases) and not outcome.failures and not outcome.errors
