@@ -398,8 +398,9 @@ def _is_regular(data: Any) -> bool:
 
 
 def bundled_case_dir() -> Path:
-    """The cases shipped with the suite (``cases/`` beside the package in a source checkout)."""
-    return Path(__file__).resolve().parent.parent / "cases"
+    """The cases shipped with the suite: the wheel's copy, else ``cases/`` of the source checkout."""
+    installed = Path(__file__).resolve().parent / "bundled_cases"
+    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "cases"
 
 
 def case_files(case_dir: Path) -> list[Path]:

@@ -5,6 +5,7 @@
     conformance compare OLD.json NEW.json          what changed between two runs; exit 1 on a regression
     conformance backends                           the registered backends and whether they load here
     conformance export DIR                         every item in the ONNX backend-test layout
+    conformance expectations RESULTS.json          draft a backend's expectations file from a run
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from .backends import load_backend, registered_backends
 from .cases import bundled_case_dir
+from .expectations import draft_expectations
 from .export import export
 from .html_report import render_html
 from .registry_page import render
@@ -49,7 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     exported.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     exported.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
 
+    drafted = commands.add_parser("expectations", help="draft an expectations file from a run's results.json")
+    drafted.add_argument("results", type=Path)
+    drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
+    drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
+
     args = parser.parse_args(argv)
+    if args.command == "expectations":
+        return _draft(args.results, args.backend, args.output)
     if args.command == "export":
         counts = export(args.cases, args.target, args.seed)
         print(f"wrote {sum(counts.values())} tests to {args.target}: "
@@ -98,3 +107,22 @@ def _backends(names_only: bool) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _draft(results: Path, backend: str | None, output: Path | None) -> int:
+    document = load([results])
+    names = [b["name"] for b in document["environment"]["backends"]]
+    if backend is None and len(names) != 1:
+        print(f"the run has backends {', '.join(names)}: choose one with --backend", file=sys.stderr)
+        return 2
+    try:
+        text = draft_expectations(document, backend or names[0])
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if output:
+        write_atomically(output, text)
+        print(f"wrote {output}: review each reason before you commit it")
+    else:
+        sys.stdout.write(text)
+    return 0

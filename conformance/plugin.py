@@ -107,13 +107,14 @@ class SuiteSession:
         if config.getoption("expectations") is not None:
             try:
                 expectations = load_expectations(config.getoption("expectations"), backend.name,
-                                                 fallback=spec.partition("[")[0])
+                                                 fallback=spec.partition("[")[0], details=backend.details())
             except CaseError as e:
                 raise pytest.UsageError(f"--expectations: {e}") from None
         return BackendUnderTest(spec, backend, runner, expectations)
 
     def repro(self, item_id: str, spec: str) -> str:
-        words = ["pytest", "conformance", f"--backend={spec}", f"--seed={self.seed}"]
+        suite = ["--pyargs", "conformance"] if self.config.option.pyargs else ["conformance"]
+        words = ["pytest", *suite, f"--backend={spec}", f"--seed={self.seed}"]
         if self.case_dir != bundled_case_dir().resolve():
             words.append(f"--cases={self.case_dir}")
         if self.config.getoption("expectations") is not None:

@@ -69,6 +69,9 @@ def expectations(tmp_path, entry):
     ("- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12}\n", {"xfail": 1, "pass": 5}),
     ("- {match: 'MaxPool-*/*', outcome: fail, reason: too broad}\n", {"xfail": 1, "xpass": 5}),
     ("- {match: 'MaxPool-12/*', outcome: error, reason: wrong kind}\n", {"fail": 1, "pass": 5}),
+    ("- {match: 'MaxPool-12/*', outcome: fail, reason: blocked, when: {kernels: [plain, blocked]}}\n",
+     {"xfail": 1, "pass": 5}),
+    ("- {match: 'MaxPool-12/*', outcome: fail, reason: elsewhere, when: {kernels: plain}}\n", {"fail": 1, "pass": 5}),
 ])
 def test_expectations_turn_known_failures_into_xfail_and_stale_entries_into_xpass(pytester, tmp_path, entry, outcomes):
     directory = expectations(tmp_path, entry)
@@ -116,3 +119,33 @@ def test_the_html_report_renders_in_headless_chromium(two_backend_run, tmp_path)
     image = screenshot.read_bytes()
     assert image[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(image) > 30_000, "the page rendered (nearly) blank"
+
+
+def test_a_drafted_expectations_file_turns_exactly_the_failures_into_xfail(pytester, tmp_path):
+    out = tmp_path / "run"
+    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={out}")
+    assert main(["expectations", str(out / "results.json"), "-o", str(tmp_path / "expect" / "faulty.yaml")]) == 0
+    drafted = (tmp_path / "expect" / "faulty.yaml").read_text()
+    assert "- match: MaxPool-12/*\n  outcome: fail\n  reason: 'Y: 1 of 1 elements differ" in drafted
+    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
+                       f"--expectations={tmp_path / 'expect'}", f"--report={tmp_path / 'again'}")
+    assert result.ret == 0
+    assert json.loads((tmp_path / "again" / "results.json").read_text())["summary"] == {"xfail": 1, "pass": 5}
+
+
+def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_path):
+    """The committed ONNX Runtime run: the draft needs few globs, each wrong item matches one with
+    its own outcome, and no passing item matches any."""
+    from conformance.expectations import load_expectations
+
+    document = json.loads((PACKAGE_DIR.parent / "reports" / "example" / "results.json").read_text())
+    assert main(["expectations", str(PACKAGE_DIR.parent / "reports" / "example" / "results.json"),
+                 "--backend=ort", "-o", str(tmp_path / "ort.yaml")]) == 0
+    drafted = load_expectations(tmp_path / "ort.yaml", "ort")
+    assert len(drafted.entries) <= 15
+    for record in (r for r in document["items"] if r["backend"] == "ort"):
+        found = drafted.find(record["id"])
+        if record["outcome"] in ("fail", "error", "crash", "timeout"):
+            assert found is not None and found.outcome.value == record["outcome"], record["id"]
+        elif record["outcome"] == "pass":
+            assert found is None, record["id"]

@@ -9,6 +9,8 @@ interface, which may take options: ``ort[optimization=disabled,threads=1]``.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from importlib.metadata import entry_points
 
 from onnx.backend.base import Backend as OnnxBackend
@@ -58,6 +60,8 @@ def load_backend(spec: str) -> Backend:
     spec, options = _options(spec)
     if ":" in spec:
         module_name, _, attribute = spec.partition(":")
+        if os.getcwd() not in sys.path:  # as `python -m pytest` would: an adapter module beside you imports
+            sys.path.append(os.getcwd())
         try:
             target = getattr(importlib.import_module(module_name), attribute)
         except (ImportError, AttributeError) as e:

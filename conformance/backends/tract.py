@@ -1,0 +1,54 @@
+"""tract, Sonos' Rust inference engine, through its Python package (``pip install tract``).
+
+tract loads ONNX only from a file. An operator it does not implement ("Unimplemented(MaxUnpool)")
+or an element type it has no datum type for (bfloat16) makes the item `unsupported`; any other
+refusal stays an error. tract aborts its process on some invalid models: run it isolated.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import onnx
+
+from .base import Unsupported
+
+CANNOT = re.compile(r"Unimplemented\(|elem_type: Bfloat16")
+DATUM_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
+               "uint16": "u16", "int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64", "bool": "bool"}
+
+
+class TractBackend:
+    name = "tract"
+
+    def __init__(self):
+        try:
+            import tract
+        except ImportError as e:
+            raise ImportError("the tract backend needs tract: pip install 'maxpool-conformance[tract]'") from e
+        self.tract = tract
+        self.version = tract.version()
+
+    def details(self) -> dict[str, str]:
+        return {"pipeline": "onnx().load(file).into_model().into_runnable()"}
+
+    def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "model.onnx")
+            onnx.save(model, path)
+            arrays = [inputs[vi.name] for vi in model.graph.input]
+            try:
+                loaded = self.tract.onnx().load(path)
+                for index, array in enumerate(arrays):
+                    if array.dtype.name in DATUM_TYPES:  # the facts of the actual inputs, as `tract` takes them
+                        loaded.set_input_fact(index, ",".join([*map(str, array.shape), DATUM_TYPES[array.dtype.name]]))
+                runnable = loaded.into_model().into_runnable()
+            except self.tract.TractError as e:
+                if CANNOT.search(str(e)):
+                    raise Unsupported(str(e)) from e
+                raise
+        return [output.to_numpy() for output in runnable.run(arrays)]

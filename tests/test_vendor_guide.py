@@ -1,0 +1,98 @@
+"""The README's "Validate your runtime" section, run as written: its adapter on the whole suite,
+then the installed wheel used from another directory, with the adapter registered under its
+entry point and an expectations file drafted from a run."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def guide_blocks(language: str) -> list[str]:
+    guide = ROOT.joinpath("README.md").read_text().split("## Validate your runtime", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.+?)```", guide, re.S)
+
+
+def commands() -> list[str]:
+    return [line for block in guide_blocks("sh") for line in block.splitlines() if line.startswith(("pytest", "conformance"))]
+
+
+@pytest.fixture(scope="module")
+def adapter(tmp_path_factory) -> Path:
+    (source,) = guide_blocks("python")
+    directory = tmp_path_factory.mktemp("adapter")
+    (directory / source.splitlines()[0].removeprefix("# ").strip()).write_text(source)
+    return directory
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900)
+
+
+def outcomes(report: Path) -> dict[tuple[str, str], str]:
+    return {(r["backend"], r["id"]): r["outcome"] for r in json.loads((report / "results.json").read_text())["items"]}
+
+
+def test_the_adapter_runs_the_whole_suite_exactly_as_the_built_in_ort_adapter(adapter):
+    pytest.importorskip("onnxruntime")
+    command = commands()[0].split()  # pytest --pyargs conformance --backend=my_runtime_backend:... --report ...
+    assert command[:4] == ["pytest", "--pyargs", "conformance", "--backend=my_runtime_backend:MyRuntimeBackend"]
+    result = run([str(BIN / "pytest"), "--pyargs", "conformance", "--backend=ort,my_runtime_backend:MyRuntimeBackend",
+                  "-n", "2", "-q", "-p", "no:cacheprovider", "--report", "out"], cwd=adapter)
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]  # ONNX Runtime has failures
+    found = outcomes(adapter / "out")
+    theirs = {item: outcome for (backend, item), outcome in found.items() if backend == "my_runtime_backend:MyRuntimeBackend"}
+    ours = {item: outcome for (backend, item), outcome in found.items() if backend == "ort"}
+    assert len(theirs) > 4000 and theirs == ours
+    assert sum(o == "unsupported" for o in theirs.values()) > 300  # NotImplementedError kept apart from errors
+
+
+def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(adapter, tmp_path):
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".nox", ".git", "build", "dist", "*.egg-info", "__pycache__", "reports", "tests"))
+    built = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(source)], tmp_path)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "dist").glob("maxpool_conformance-*.whl")
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], tmp_path).check_returncode()
+    python, bin_dir = venv / "bin" / "python", venv / "bin"
+    installed = run([str(python), "-m", "pip", "install", "-q", f"{wheel}[ort]"], tmp_path)
+    assert installed.returncode == 0, installed.stderr
+
+    # The adapter as a package of its own, registered under the README's entry point.
+    package = tmp_path / "my-runtime-adapter"
+    shutil.copytree(adapter, package)
+    (entry_points,) = guide_blocks("toml")
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=77"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "my-runtime-adapter"\nversion = "0.1"\n\n'
+        '[tool.setuptools]\npy-modules = ["my_runtime_backend"]\n\n' + entry_points)
+    installed = run([str(python), "-m", "pip", "install", "-q", str(package)], tmp_path)
+    assert installed.returncode == 0, installed.stderr
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    reference = run([str(bin_dir / "pytest"), "--pyargs", "conformance", "--backend=reference", "-n", "2", "-q",
+                     "--report", "reference"], elsewhere)
+    assert reference.returncode == 0, reference.stdout[-3000:]
+    items = json.loads((elsewhere / "reference" / "results.json").read_text())["items"]
+    assert len(items) > 4000 and items[0]["file"].startswith("bundled_cases/")  # the wheel's copy
+
+    first, draft, again = commands()[1:]
+    assert first.startswith("pytest --pyargs conformance --backend=my-runtime ")
+    assert run([str(bin_dir / first.split()[0]), *first.split()[1:]], elsewhere).returncode == 1
+    assert run([str(bin_dir / draft.split()[0]), *draft.split()[1:]], elsewhere).returncode == 0
+    rerun = run([str(bin_dir / again.split()[0]), *again.split()[1:]], elsewhere)
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    summary = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
+    assert summary["xfail"] > 300 and not {"fail", "error", "xpass"} & set(summary)
