@@ -6,6 +6,7 @@
                                   reports/<date>/, compared with the last one
     nox -s example                regenerate the committed example report in reports/example/
     nox -s oldest                 the own tests on Python 3.10 with every dependency at its lower bound
+    nox -s bench                  time the reference backend against ONNX Runtime and onnx.reference
 """
 
 import datetime
@@ -70,3 +71,10 @@ def oldest(session: nox.Session) -> None:
     # onnxruntime 1.21 fails more items than today's (it crashes on a zero stride, for one):
     # the suite must run against it to the end, not pass.
     session.run("pytest", "conformance", "--backend=ort", "-n", "auto", success_codes=[0, 1])
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The benchmark table of the README (about a minute, most of it onnx.reference)."""
+    session.install("-e", ".[ort]")
+    session.run("python", "-m", "tests.benchmark", *session.posargs)

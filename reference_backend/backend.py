@@ -107,7 +107,7 @@ class _MaxPool(_Node):
             )
         except GeometryError as e:
             raise ValueError(f"{self.op}: {e}") from e
-        y, indices = max_pool(x, axes, a.get("storage_order", 0))
+        y, indices = max_pool(x, axes, a.get("storage_order", 0), with_indices=len(self.outputs) > 1)
         return [y, indices][: len(self.outputs)]
 
 

@@ -21,9 +21,22 @@ def max_unpool(x: np.ndarray, indices: np.ndarray, output_shape: tuple[int, ...]
     if outside.any():
         bad = int(flat[outside][0])
         raise ValueError(f"index {bad} is outside the output tensor of {size} elements {tuple(output_shape)}")
+    # numpy does not promise which of repeated indices a scatter keeps: record a writer per
+    # index, raise it to the latest one where another won, then let every writer of an index
+    # write that one's value, so that the order of the writes no longer matters. The output's
+    # own buffer records the writers when its elements are wide enough (one large allocation,
+    # not two: fresh pages cost more than the scatter).
     y = np.zeros(size, dtype=x.dtype)
-    # Keep the last occurrence of each index: unique() on the reversed order finds it.
-    _, first_from_end = np.unique(flat[::-1], return_index=True)
-    last = flat.size - 1 - first_from_end
-    y[flat[last]] = x.reshape(-1)[last]
+    position = np.dtype(f"int{8 * x.dtype.itemsize}") if x.dtype.itemsize >= 4 else np.dtype(np.int64)
+    if flat.size >= np.iinfo(position).max:
+        position = np.dtype(np.int64)
+    writer = y.view(position) if position.itemsize == x.dtype.itemsize else np.zeros(size, position)
+    order = np.arange(flat.size, dtype=position)
+    writer[flat] = order
+    kept = writer[flat]
+    lost = np.flatnonzero(kept != order)
+    if lost.size:
+        np.maximum.at(writer, flat[lost], lost.astype(position))
+        kept = writer[flat]
+    y[flat] = x.reshape(-1)[kept]  # every index written holds its writer's value; the rest are still 0
     return y.reshape(output_shape)
