@@ -43,9 +43,9 @@ def _pooling(item: Item) -> tuple[dict, tuple[int, ...]] | None:
     """The MaxPool node's attributes and input shape (the upstream node of a round trip)."""
     case = item.case
     if case.op == "MaxPool":
-        return case.attributes, item.inputs[0].shape
+        return case.attributes, item.inputs[0].spec.shape
     if case.upstream and case.upstream.op == "MaxPool":
-        return case.upstream.attributes, item.inputs[0].shape
+        return case.upstream.attributes, item.inputs[0].spec.shape
     return None
 
 
@@ -134,7 +134,7 @@ def _unpool_shapes(item: Item, inputs: Inputs):
     attrs = item.case.attributes
     if item.case.upstream:
         pooled = _axes(*_pooling(item))
-        pooled_shape = item.inputs[0].shape[:2] + tuple(a.out for a in pooled)
+        pooled_shape = item.inputs[0].spec.shape[:2] + tuple(a.out for a in pooled)
         indices = None
     else:
         pooled_shape, indices = inputs["X"].shape, inputs["I"]

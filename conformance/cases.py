@@ -7,6 +7,7 @@ file, the line and the field.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from functools import cache
@@ -239,6 +240,8 @@ class Case:
     expected_reading: str | None
     erratum: dict | None
     upstream: Upstream | None = None
+    derived_from: str | None = None  # file:line of the case this one runs for another operator
+
 
     @property
     def file(self) -> Path:
@@ -279,7 +282,50 @@ def load_case_file(file: Path, registry: dict[str, Ambiguity]) -> list[Case]:
                 if name != raw["name"]:
                     e.message = f"instance {name}: {e.message}"
                 raise
+    if "derive" in source.data:
+        cases += _derived_cases(source, operator, registry, names)
     return cases
+
+
+def _derived_cases(source: Source, operator: Operator, registry: dict[str, Ambiguity], own: set[str]) -> list[Case]:
+    """The cases of the files named in ``derive``, for ``operator``, where they can apply."""
+    derive = source.data["derive"]
+    documented = derive.get("documented", {})
+    examples = documented.get("examples", {})
+    found = []
+    for index, name in enumerate(derive["files"]):
+        other = source.file.parent / name
+        if not other.is_file() or other == source.file:
+            raise source.error(("derive", "files", index), f"no other case file {name} beside {source.file.name}")
+        if "derive" in read_yaml(other, "cases.schema.json").data:
+            raise source.error(("derive", "files", index), f"{name} derives cases itself: derive from the originals")
+        for case in load_case_file(other, registry):
+            if case.name.split("/")[0] in own:
+                raise source.error(("derive", "files", index), f"{name} has a case {case.name.split('/')[0]}, as this file does")
+            derived = _derive(case, operator)
+            if derived is not None:
+                if case.name in examples:
+                    derived = dataclasses.replace(derived, provenance={"document": documented["document"], **examples[case.name]})
+                found.append(derived)
+    for name in examples:
+        if not any(case.name == name for case in found):
+            raise source.error(("derive", "documented", "examples", name), f"no derived case is named {name}")
+    return found
+
+
+def _derive(case: Case, operator: Operator) -> Case | None:
+    """``case`` for ``operator``, or None where its attributes, ports or versions do not exist there."""
+    versions = case.versions
+    if isinstance(versions, list):
+        versions = [v for v in versions if v in operator.versions]
+        if not versions:
+            return None
+    ports = operator.all_ports()
+    if (not case.reject and set(case.attributes) - operator.all_attributes()) or case.upstream is not None \
+            or any(spec.name not in ports for spec in case.inputs + case.outputs):
+        return None
+    return dataclasses.replace(case, op=operator.name, domain=operator.domain, versions=versions,
+                               derived_from=f"{case.file.name}:{case.line}")
 
 
 def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, operator: Operator,

@@ -24,7 +24,7 @@ from .ambiguities import detected
 from .backends import Backend, Unsupported
 from .backends.isolated import BackendCrashed, BackendGarbage, BackendTimedOut, RaisedInBackend, malformed
 from .cases import Ambiguity
-from .expand import Item, ItemOutput
+from .expand import Item, ItemOutput, stored, stored_shape
 
 SHOWN_MISMATCHES = 8
 
@@ -76,11 +76,12 @@ class SuiteError(Exception):
 
 
 def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity]) -> Verdict:
-    inputs = item.make_inputs(seed)
+    written = item.case_inputs(seed)  # channels-first, as the case writes them
+    inputs = item.to_model(written)
     if item.case.reject:
         return _judge_rejection(item, backend, inputs)
     expected = expected_outputs(item, inputs)
-    ambiguities = detected(item, inputs)
+    ambiguities = detected(item, written)
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     try:
         actual = backend.run(item.model, inputs)
@@ -102,7 +103,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if problem:
         return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, ambiguities)
 
-    mismatches = compare(item, inputs, expected, actual)
+    mismatches = compare(item, written, expected, actual)
     details = "\n".join(m.text() for m in mismatches)
     if open_ones:
         message = _observed_reading(item, open_ones, actual, mismatches)
@@ -115,6 +116,8 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
 def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]) -> Verdict:
     try:
         outputs = backend.run(item.model, inputs)
+    except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
+        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e))
     except (BackendCrashed, BackendTimedOut) as e:  # losing the process is no way to refuse
         return Verdict(_LOST[type(e)], str(e), str(e))
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
@@ -142,9 +145,10 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
     return expected
 
 
-def compare(item: Item, inputs: dict[str, np.ndarray], expected: dict[str, np.ndarray],
+def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.ndarray],
             actual: Sequence[Any]) -> list[Mismatch]:
-    """Every way ``actual`` (one array per output) differs from ``expected``, one paragraph each."""
+    """Every way ``actual`` (one array per output) differs from ``expected``, one paragraph each
+    (``written``: the inputs as the case writes them, channels-first)."""
     found = []
     for output, got in zip(item.outputs, actual):
         want = expected[output.name]
@@ -153,7 +157,7 @@ def compare(item: Item, inputs: dict[str, np.ndarray], expected: dict[str, np.nd
         elif got.shape != want.shape:
             found.append(Mismatch(output.name, f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}"))
         elif output.positions_of:
-            found += _check_positions(item, output, inputs, expected[output.positions_of], want, got)
+            found += _check_positions(item, output, written, want, got)
         else:
             found += _check_values(output.name, want, got)
     return found
@@ -193,14 +197,19 @@ def _mismatch(name: str, summary: str, shown: list[str], bad: np.ndarray) -> Mis
     return Mismatch(name, summary, shown, list(leading), ["".join("x" if v else "." for v in row) for row in grid])
 
 
-def _check_positions(item: Item, output: ItemOutput, inputs: dict[str, np.ndarray],
-                     values: np.ndarray, want: np.ndarray, got: np.ndarray) -> list[str]:
-    """Each index must name an element of its own window whose value is the expected maximum."""
-    x = inputs[item.inputs[0].name]
+def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarray],
+                     want: np.ndarray, got: np.ndarray) -> list[str]:
+    """Each index must name an element of its own window equal to the one the expected index
+    names, its maximum (before any activation). X is as the case writes it, channels-first, and
+    the indices as ai.onnx gives them, whatever the operator's layout (``nhwc-indices``)."""
+    x = written[item.inputs[0].name]
     attrs = item.case.attributes
     axes = pool_axes(x.shape[2:], attrs["kernel_shape"], attrs.get("strides"), attrs.get("pads"),
                      attrs.get("dilations"), attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0))
-    row_major = from_storage_order(got, x.shape, attrs.get("storage_order", 0))
+    order = attrs.get("storage_order", 0)
+    wanted_at = from_storage_order(want, x.shape, order)
+    values = x.reshape(-1)[np.where(want >= 0, wanted_at, 0)] if x.size else np.zeros(want.shape, x.dtype)
+    row_major = from_storage_order(got, x.shape, order)
     inside = (row_major >= 0) & (row_major < x.size)
     safe = np.where(inside, row_major, 0)
     plane_size = int(np.prod(x.shape[2:], dtype=np.int64))
@@ -224,7 +233,8 @@ def _check_positions(item: Item, output: ItemOutput, inputs: dict[str, np.ndarra
             why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
         else:
             element = np.unravel_index(int(row_major[at]), x.shape)
-            why = f"X[{_at(element)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
+            shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
+            why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
         shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
     summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
     return [_mismatch(output.name, summary, shown, ~ok)]
@@ -253,10 +263,12 @@ def _matches_alternative(item: Item, outputs: dict[str, dict], actual: Sequence[
         if alternative is None or not isinstance(got, np.ndarray):
             continue
         if "shape" in alternative:
-            if list(got.shape) != alternative["shape"]:
+            if list(got.shape) != list(alternative["shape"] if output.positions_of else
+                                       stored_shape(tuple(alternative["shape"]), item.layout)):
                 return False
             continue
         want = output.dtype.cast(alternative["data"])
+        want = want if output.positions_of else stored(want, item.layout)
         if got.dtype != want.dtype or got.shape != want.shape or not same_bits(want, got).all():
             return False
     return True

@@ -4,6 +4,11 @@ A case applies at a version when that version has every attribute, input and out
 uses and accepts its element types; elsewhere it is not generated (it does not *fail*). A
 must-reject case is generated exactly at the versions it names, since being illegal there is
 its point.
+
+Cases are written channels-first, (N, C, spatial...). For an operator that is channels_last
+(operators.yaml), the model's tensors are (N, spatial..., C): the expansion transposes the
+inputs and the literal outputs, except Indices, which stay as ai.onnx MaxPool gives them:
+channels-first, positions in the channels-first input (``nhwc-indices`` in the registry).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from .dtypes import DTYPES, DType
 from .operators import OpVersion, operators
 
 ONNX_DOMAIN = "ai.onnx"
+CHANNELS_LAST = "channels_last"
 ATTRIBUTE_KIND = {
     onnx.AttributeProto.INT: "int", onnx.AttributeProto.INTS: "ints", onnx.AttributeProto.FLOAT: "float",
     onnx.AttributeProto.FLOATS: "floats", onnx.AttributeProto.STRING: "string",
@@ -33,7 +39,7 @@ ATTRIBUTE_KIND = {
 class ItemInput:
     name: str
     dtype: DType
-    shape: tuple[int, ...]
+    shape: tuple[int, ...]  # the model's (channels-last for such an operator); spec.shape is the case's
     spec: InputSpec
 
 
@@ -56,6 +62,7 @@ class Item:
     inputs: tuple[ItemInput, ...]  # the graph inputs: the upstream node's first
     outputs: tuple[ItemOutput, ...]
     upstream: OpVersion | None = None
+    layout: str = "channels_first"
 
     @property
     def version(self) -> int:
@@ -82,6 +89,15 @@ class Item:
         return model
 
     def make_inputs(self, seed: int) -> dict[str, np.ndarray]:
+        """The inputs as the model takes them."""
+        return self.to_model(self.case_inputs(seed))
+
+    def to_model(self, written: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Inputs as the case writes them -> as the model takes them."""
+        return {name: stored(array, self.layout) for name, array in written.items()}
+
+    def case_inputs(self, seed: int) -> dict[str, np.ndarray]:
+        """The inputs as the case writes them, channels-first."""
         arrays = {}
         for port in self.inputs:
             spec = port.spec
@@ -94,6 +110,15 @@ class Item:
         return arrays
 
 
+def stored(array: np.ndarray, layout: str) -> np.ndarray:
+    """A channels-first tensor as an operator of ``layout`` takes it."""
+    return np.ascontiguousarray(np.moveaxis(array, 1, -1)) if layout == CHANNELS_LAST and array.ndim > 2 else array
+
+
+def stored_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    return tuple(shape[:1]) + tuple(shape[2:]) + tuple(shape[1:2]) if layout == CHANNELS_LAST and len(shape) > 2 else tuple(shape)
+
+
 def expand(case: Case) -> list[Item]:
     operator = operators()[case.domain, case.op]
     selected = _selected_versions(case, sorted(operator.versions))
@@ -103,10 +128,10 @@ def expand(case: Case) -> list[Item]:
         upstream = _upstream_signature(case, version)
         made = [_item(case, signature, upstream, dtype) for dtype in _dtype_sweep(case, signature, upstream)]
         applicable = [item for item in made if isinstance(item, Item)]
-        if not applicable and isinstance(case.versions, list):
+        if not applicable and isinstance(case.versions, list) and not case.derived_from:
             raise case.error(("versions",), f"the case names {case.op}-{version}, where it does not apply: {made[0]}")
         items += applicable
-    if not items:
+    if not items and not case.derived_from:  # a derived case may apply nowhere for this operator
         if case.versions is not None:
             raise case.error(("versions",), f"selects no version of {case.op} where the case applies")
         raise case.error((), f"the case applies at no version of {case.op}")
@@ -144,6 +169,7 @@ def _dtype_sweep(case: Case, signature: OpVersion, upstream: OpVersion | None) -
 
 def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: str | None) -> Item | str:
     """The item, or why the case does not apply at this version and element type."""
+    layout = operators()[case.domain, case.op].layout
     inputs: list[ItemInput] = []
     binding: dict[str, str] = {}
     fed: set[str] = set()
@@ -151,7 +177,8 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
         if upstream is None:
             return f"no {case.upstream.op} exists at opset {signature.version}"
         upstream_binding: dict[str, str] = {}
-        reason = _bind_inputs(case, ("upstream",), upstream, case.upstream.inputs, sweep, upstream_binding, inputs)
+        reason = _bind_inputs(case, ("upstream",), upstream, case.upstream.inputs, sweep, upstream_binding, inputs,
+                              layout)
         reason = reason or _why_not(case, ("upstream",), upstream, case.upstream.attributes,
                                     {i.name for i in case.upstream.inputs}, case.upstream.feeds, upstream_binding)
         if reason:
@@ -163,7 +190,7 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
             if binding.setdefault(target.type, dtype) != dtype:
                 return f"inputs of type {target.type} differ in element type"
             fed.add(consumed)
-    reason = _bind_inputs(case, (), signature, case.inputs, sweep, binding, inputs)
+    reason = _bind_inputs(case, (), signature, case.inputs, sweep, binding, inputs, layout)
     if reason:
         return reason
     if not case.reject:
@@ -192,17 +219,18 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
         if spec.data is not None:
             try:
                 expected = DTYPES[dtype].cast(spec.data)
+                expected = expected if port.positions_of else stored(expected, layout)
             except ValueError as e:
                 raise case.error(("outputs", spec.name, "data"), str(e)) from None
         outputs.append(ItemOutput(spec.name, DTYPES[dtype], expected, port.positions_of))
 
     dtype_label = inputs[0].dtype.name
     item_id = f"{qualified_op(case.domain, case.op)}-{signature.version}/{case.name}[{dtype_label}]"
-    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream)
+    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream, layout)
 
 
 def _bind_inputs(case: Case, where: tuple, signature: OpVersion, specs: tuple[InputSpec, ...],
-                 sweep: str | None, binding: dict[str, str], inputs: list[ItemInput]) -> str | None:
+                 sweep: str | None, binding: dict[str, str], inputs: list[ItemInput], layout: str) -> str | None:
     """Type each input (its own dtype, else the swept one) and bind its type variable."""
     for spec in specs:
         name = spec.dtype or sweep
@@ -215,7 +243,7 @@ def _bind_inputs(case: Case, where: tuple, signature: OpVersion, specs: tuple[In
             return f"{signature.op}-{signature.version} has no input {spec.name}"
         if binding.setdefault(port.type, name) != name and not case.reject:
             return f"inputs of type {port.type} differ in element type"
-        inputs.append(ItemInput(spec.name, DTYPES[name], spec.shape, spec))
+        inputs.append(ItemInput(spec.name, DTYPES[name], stored_shape(spec.shape, layout), spec))
     return None
 
 
@@ -268,9 +296,9 @@ def _check_input_values(case: Case, where: tuple, item_input: ItemInput) -> None
         raise case.error(where + ("random", "distribution"), f"{distribution} gives non-integers; {dtype.name} needs integers, choice or permutation")
     if isinstance(distribution, dict) and "distinct" in distribution:
         low, high = distribution["distinct"]
-        if high - low + 1 < int(np.prod(item_input.shape, dtype=np.int64)):
+        if high - low + 1 < int(np.prod(spec.shape, dtype=np.int64)):
             raise case.error(where + ("random", "distribution"),
-                             f"[{low}, {high}] holds fewer distinct integers than the {item_input.shape} input")
+                             f"[{low}, {high}] holds fewer distinct integers than the {spec.shape} input")
     if isinstance(distribution, dict) and ({"integers", "choice", "distinct"} & set(distribution)):
         values = next(distribution[k] for k in ("integers", "choice", "distinct") if k in distribution)
         try:
@@ -359,9 +387,12 @@ def build_model(item: Item) -> onnx.ModelProto:
          for o in item.outputs],
     )
     imports = [helper.make_opsetid(onnx_domain, item.version)]
+    # A domain onnx does not know (com.ms.internal.nhwc copies ai.onnx's version numbers) takes
+    # the IR version of the ai.onnx opset of the same number.
+    known = onnx_domain in ("", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training")
     return helper.make_model(
         graph,
         opset_imports=imports,
-        ir_version=helper.find_min_ir_version_for(imports),
+        ir_version=helper.find_min_ir_version_for(imports if known else [helper.make_opsetid("", item.version)]),
         producer_name="maxpool-conformance",
     )

@@ -37,8 +37,9 @@ def export(case_dir: Path, target: Path, seed: int) -> dict[str, int]:
     for file in case_files(case_dir):
         for case in load_case_file(file, registry):
             for item in expand(case):
-                inputs = item.make_inputs(seed)
-                kind, note = _kind(item, inputs, registry)
+                written = item.case_inputs(seed)
+                inputs = item.to_model(written)
+                kind, note = _kind(item, written, registry)
                 name = _test_name(item.id, names)
                 directory = target / kind / name
                 _write(directory, item, inputs, None if kind == "must_reject" else expected_outputs(item, inputs))
@@ -50,13 +51,14 @@ def export(case_dir: Path, target: Path, seed: int) -> dict[str, int]:
     return counts
 
 
-def _kind(item: Item, inputs: dict[str, np.ndarray], registry: dict[str, Ambiguity]) -> tuple[str, str]:
+def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity]) -> tuple[str, str]:
+    """(kind, note) from the inputs as the case writes them."""
     if item.case.reject:
         return "must_reject", f"invalid: {item.case.reject}"
-    open_ones = [key for key in detected(item, inputs) if registry[key].status == "open"]
+    open_ones = [key for key in detected(item, written) if registry[key].status == "open"]
     if open_ones:
         return "open_questions", "open: " + ", ".join(open_ones) + " (outputs: the reference backend's reading)"
-    if any(o.positions_of for o in item.outputs) and _has_ties(item, inputs[item.inputs[0].name]):
+    if any(o.positions_of for o in item.outputs) and _has_ties(item, written[item.inputs[0].name]):
         return "index_ties", "a window has several maxima: any of their indices is right"
     return "judged", ""
 

@@ -44,6 +44,7 @@ class Operator:
     name: str
     document: str
     versions: dict[int, OpVersion]
+    layout: str = "channels_first"  # or channels_last: (N, spatial..., C)
 
     def all_attributes(self) -> set[str]:
         return {name for v in self.versions.values() for name in v.attributes}
@@ -71,5 +72,5 @@ def operators() -> dict[tuple[str, str], Operator]:
                 )
                 for version, sig in spec["versions"].items()
             }
-            found[domain, name] = Operator(domain, name, spec["document"], versions)
+            found[domain, name] = Operator(domain, name, spec["document"], versions, spec.get("layout", "channels_first"))
     return found

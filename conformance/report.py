@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 
 from .backends import Backend
-from .expand import Item
+from .expand import Item, qualified_op
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -73,11 +73,11 @@ def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
         "case": case.name,
         "file": case.file.relative_to(case_dir.parent).as_posix(),
         "line": case.line,
-        "op": case.op,
+        "op": qualified_op(case.domain, case.op),  # as in the id: ai.onnx's bare, others with their domain
         "domain": case.domain,
         "version": item.version,
         "opset_imports": item.opset_imports,
-        "attributes": case.attributes,
+        "attributes": {name: _finite(value) for name, value in case.attributes.items()},
         "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
         "expected": item.expectation,
         "ambiguity": [case.ambiguity.id] if case.ambiguity else [],
@@ -144,6 +144,15 @@ def write_atomically(target: Path, text: str) -> Path:
     os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
     os.replace(handle.name, target)
     return target
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinities: an attribute's inf (activation_params) is written "inf"."""
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
 
 
 def _jsonable(value: Any) -> Any:

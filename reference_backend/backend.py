@@ -1,4 +1,11 @@
-"""The reference backend as an ``onnx.backend.base.Backend``: validates, then evaluates the graph."""
+"""The reference backend as an ``onnx.backend.base.Backend``: validates, then evaluates the graph.
+
+Besides ai.onnx it runs ONNX Runtime's NHWC max poolings (``com.ms.internal.nhwc`` MaxPool,
+``com.microsoft`` NhwcMaxPool) by moving the channels around the one N-d kernel: X comes
+(N, spatial..., C) and Y goes back so; Indices stay as ai.onnx gives them, (N, C, spatial...) with
+positions in the channels-first X, which is what ONNX Runtime's layout transformer relies on
+(it transposes output 0 only) and its CUDA kernel writes (``nhwc-indices`` in the registry).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,10 @@ from onnx.backend.base import Backend, BackendRep
 from .geometry import GeometryError, pool_axes, unpool_shape
 from .maxpool import max_pool
 from .maxunpool import max_unpool
-from .signatures import ELEMENT_TYPES, SIGNATURES, Signature, resolve
+from .signatures import CHANNELS_LAST, ELEMENT_TYPES, SIGNATURES, Signature, resolve
+
+# What ONNX Runtime's XNNPACK fusion writes into `activation`: both clamp Y to activation_params.
+ACTIVATIONS = ("Relu", "Clip")
 
 
 class InvalidModel(ValueError):
@@ -20,13 +30,12 @@ class InvalidModel(ValueError):
 
 
 class ReferenceBackend(Backend):
-    """Numpy reference for ai.onnx MaxPool (1, 8, 10, 11, 12, 22) and MaxUnpool (9, 11, 22)."""
+    """Numpy reference for ai.onnx MaxPool (1, 8, 10, 11, 12, 22) and MaxUnpool (9, 11, 22), and
+    ONNX Runtime's NHWC MaxPools (com.ms.internal.nhwc 1-12, com.microsoft NhwcMaxPool 1)."""
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        return device == "CPU" and all(
-            node.domain in ("", "ai.onnx") and node.op_type in SIGNATURES for node in model.graph.node
-        )
+        return device == "CPU" and all((node.domain or "ai.onnx", node.op_type) in SIGNATURES for node in model.graph.node)
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto | bytes, device: str = "CPU", **kwargs: Any) -> "ReferenceRep":
@@ -78,8 +87,10 @@ class ReferenceRep(BackendRep):
 
 
 class _Node:
-    def __init__(self, proto: onnx.NodeProto, version: int, signature: Signature):
-        self.op = f"{proto.op_type}-{version}"
+    def __init__(self, proto: onnx.NodeProto, version: int, signature: Signature, channels_last: bool):
+        domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
+        self.op = f"{domain + '.' if domain else ''}{proto.op_type}-{version}"
+        self.channels_last = channels_last
         self.inputs = list(proto.input)
         self.outputs = list(proto.output)
         self.signature = signature
@@ -94,6 +105,10 @@ class _MaxPool(_Node):
     def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         (x,) = inputs
         self.check_type(x)
+        if self.channels_last:
+            if x.ndim < 3:
+                raise ValueError(f"{self.op}: X has {x.ndim} axes; it needs N, spatial axes and C")
+            x = np.ascontiguousarray(np.moveaxis(x, -1, 1))
         a = self.attrs
         try:
             axes = pool_axes(
@@ -108,7 +123,23 @@ class _MaxPool(_Node):
         except GeometryError as e:
             raise ValueError(f"{self.op}: {e}") from e
         y, indices = max_pool(x, axes, a.get("storage_order", 0), with_indices=len(self.outputs) > 1)
+        if "activation" in a:
+            y = _clamp(y, *a["activation_params"])
+        if self.channels_last:
+            y = np.ascontiguousarray(np.moveaxis(y, 1, -1))
         return [y, indices][: len(self.outputs)]
+
+
+def _clamp(y: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Y clamped to [low, high], the bounds rounded to Y's type; NaN stays NaN, -0.0 stays -0.0."""
+    if np.issubdtype(y.dtype, np.integer):  # an 8-bit Y holds the integers inside the bounds
+        info = np.iinfo(y.dtype)
+        low_value = np.array(min(max(np.ceil(low), info.min), info.max), y.dtype)
+        high_value = np.array(min(max(np.floor(high), info.min), info.max), y.dtype)
+    else:
+        low_value, high_value = np.array(low).astype(y.dtype), np.array(high).astype(y.dtype)
+    wide = y.astype(np.float64)
+    return np.where(wide < low, low_value, np.where(wide > high, high_value, y)).astype(y.dtype)
 
 
 class _MaxUnpool(_Node):
@@ -132,20 +163,21 @@ class _MaxUnpool(_Node):
         return [max_unpool(x, indices, shape)]
 
 
-_KINDS = {"MaxPool": _MaxPool, "MaxUnpool": _MaxUnpool}
+_KINDS = {"MaxPool": _MaxPool, "NhwcMaxPool": _MaxPool, "MaxUnpool": _MaxUnpool}
 
 
 def _compile(proto: onnx.NodeProto, opsets: dict[str, int]) -> _Node:
     domain = proto.domain or "ai.onnx"
-    if domain != "ai.onnx" or proto.op_type not in SIGNATURES:
+    key = (domain, proto.op_type)
+    if key not in SIGNATURES:
         raise NotImplementedError(f"the reference backend does not implement {domain}:{proto.op_type}")
     if domain not in opsets:
         raise InvalidModel(f"the model imports no opset for {domain}")
-    version = resolve(proto.op_type, opsets[domain])
+    version = resolve(domain, proto.op_type, opsets[domain])
     if version is None:
         raise InvalidModel(f"{proto.op_type} does not exist at {domain} opset {opsets[domain]}")
-    signature = SIGNATURES[proto.op_type][version]
-    node = _KINDS[proto.op_type](proto, version, signature)
+    signature = SIGNATURES[key][version]
+    node = _KINDS[proto.op_type](proto, version, signature, key in CHANNELS_LAST)
     _validate(node, proto)
     return node
 
@@ -183,3 +215,12 @@ def _validate(node: _Node, proto: onnx.NodeProto) -> None:
     for name in ("ceil_mode", "storage_order"):
         if attrs.get(name, 0) not in (0, 1):
             raise InvalidModel(f"{op}: {name} must be 0 or 1, got {attrs[name]}")
+    if "activation" in attrs:
+        activation = attrs["activation"].decode()
+        if activation not in ACTIVATIONS:
+            raise InvalidModel(f"{op}: activation {activation!r} is not {' or '.join(ACTIVATIONS)}")
+        bounds = list(attrs.get("activation_params", ()))
+        if len(bounds) != 2 or not bounds[0] <= bounds[1]:
+            raise InvalidModel(f"{op}: activation {activation} needs activation_params [min, max], min <= max; got {bounds}")
+    elif "activation_params" in attrs:
+        raise InvalidModel(f"{op}: activation_params without an activation")

@@ -36,24 +36,38 @@ _POOL_8 = {**_POOL_1, "storage_order": A.INT}
 _POOL_10 = {**_POOL_8, "ceil_mode": A.INT, "dilations": A.INTS}
 _UNPOOL = {"kernel_shape": A.INTS, "pads": A.INTS, "strides": A.INTS}
 
-SIGNATURES: dict[str, dict[int, Signature]] = {
-    "MaxPool": {
-        1: Signature(_POOL_1, FLOATS, (1, 1), (1, 1)),
-        8: Signature(_POOL_8, FLOATS, (1, 1), (1, 2)),
-        10: Signature(_POOL_10, FLOATS, (1, 1), (1, 2)),
-        11: Signature(_POOL_10, FLOATS, (1, 1), (1, 2)),
-        12: Signature(_POOL_10, FLOATS + EIGHT_BIT, (1, 1), (1, 2)),
-        22: Signature(_POOL_10, FLOATS + EIGHT_BIT + (T.BFLOAT16,), (1, 1), (1, 2)),
-    },
-    "MaxUnpool": {
+_ONNX_MAX_POOL = {
+    1: Signature(_POOL_1, FLOATS, (1, 1), (1, 1)),
+    8: Signature(_POOL_8, FLOATS, (1, 1), (1, 2)),
+    10: Signature(_POOL_10, FLOATS, (1, 1), (1, 2)),
+    11: Signature(_POOL_10, FLOATS, (1, 1), (1, 2)),
+    12: Signature(_POOL_10, FLOATS + EIGHT_BIT, (1, 1), (1, 2)),
+    22: Signature(_POOL_10, FLOATS + EIGHT_BIT + (T.BFLOAT16,), (1, 1), (1, 2)),
+}
+# ONNX Runtime's internal NHWC MaxPool: ai.onnx's up to 12, plus the activation its XNNPACK
+# execution provider fuses in.
+_ACTIVATION = {"activation": A.STRING, "activation_params": A.FLOATS}
+
+SIGNATURES: dict[tuple[str, str], dict[int, Signature]] = {
+    ("ai.onnx", "MaxPool"): _ONNX_MAX_POOL,
+    ("ai.onnx", "MaxUnpool"): {
         9: Signature(_UNPOOL, FLOATS, (2, 3), (1, 1)),
         11: Signature(_UNPOOL, FLOATS, (2, 3), (1, 1)),
         22: Signature(_UNPOOL, FLOATS + (T.BFLOAT16,), (2, 3), (1, 1)),
     },
+    ("com.ms.internal.nhwc", "MaxPool"): {
+        version: Signature({**s.attributes, **_ACTIVATION}, s.types, s.inputs, s.outputs)
+        for version, s in _ONNX_MAX_POOL.items() if version <= 12
+    },
+    ("com.microsoft", "NhwcMaxPool"): {
+        1: Signature({**_POOL_1, "ceil_mode": A.INT, "dilations": A.INTS}, EIGHT_BIT, (1, 1), (1, 1)),
+    },
 }
+# Operators whose tensors are (N, spatial..., C); Indices stay as ai.onnx gives them.
+CHANNELS_LAST = {("com.ms.internal.nhwc", "MaxPool"), ("com.microsoft", "NhwcMaxPool")}
 
 
-def resolve(op: str, opset: int) -> int | None:
-    """The version of ``op`` that an ai.onnx opset import of ``opset`` selects, if any."""
-    versions = [v for v in SIGNATURES[op] if v <= opset]
+def resolve(domain: str, op: str, opset: int) -> int | None:
+    """The version of ``op`` that an opset import of ``opset`` for ``domain`` selects, if any."""
+    versions = [v for v in SIGNATURES[domain, op] if v <= opset]
     return max(versions) if versions else None

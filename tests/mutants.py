@@ -15,7 +15,7 @@ import numpy as np
 from reference_backend import backend as rb
 from reference_backend.geometry import Axis
 
-POOL_AXES, MAX_POOL, MAX_UNPOOL, UNPOOL_SHAPE = rb.pool_axes, rb.max_pool, rb.max_unpool, rb.unpool_shape
+POOL_AXES, MAX_POOL, MAX_UNPOOL, UNPOOL_SHAPE, CLAMP = rb.pool_axes, rb.max_pool, rb.max_unpool, rb.unpool_shape, rb._clamp
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,27 @@ def _no_type_check():
     return mock.patch.object(rb._Node, "check_type", lambda self, x: None)
 
 
+def _pool_outputs(change):
+    """Rewrite what a MaxPool node returns: change(node, outputs) -> outputs."""
+    original = rb._MaxPool.__call__
+    return lambda: mock.patch.object(rb._MaxPool, "__call__", lambda self, inputs: change(self, original(self, inputs)))
+
+
+def _indices_channels_last(node, outputs):
+    if node.channels_last and len(outputs) == 2:
+        outputs[1] = np.ascontiguousarray(np.moveaxis(outputs[1], 1, -1))
+    return outputs
+
+
+def _layout_ignored():
+    original = rb._MaxPool.__call__
+
+    def run_channels_first(self, inputs):
+        with mock.patch.object(self, "channels_last", False):
+            return original(self, inputs)
+    return mock.patch.object(rb._MaxPool, "__call__", run_channels_first)
+
+
 def _interleave_pads(pads):
     if not pads:
         return pads
@@ -249,4 +270,12 @@ MUTANTS = [
            lambda: mock.patch.object(rb, "_validate", lambda node, proto: None)),
     Mutant("element_types_not_checked", "element types a version does not allow are run anyway",
            _no_type_check),
+    Mutant("nhwc_layout_ignored", "an NHWC MaxPool reads X as (N, C, spatial...)",
+           _layout_ignored),
+    Mutant("nhwc_indices_channels_last", "an NHWC MaxPool gives Indices Y's (N, spatial..., C) layout",
+           _pool_outputs(_indices_channels_last)),
+    Mutant("activation_ignored", "the fused Relu or Clip is not applied",
+           lambda: mock.patch.object(rb, "_clamp", lambda y, low, high: y)),
+    Mutant("activation_bounds_swapped", "activation_params are read as [max, min]",
+           lambda: mock.patch.object(rb, "_clamp", lambda y, low, high: CLAMP(y, high, low))),
 ]

@@ -110,3 +110,18 @@ def naive_max_unpool(x, indices, kernel_shape, strides=None, pads=None, output_s
             raise NaiveError(f"index {target} out of range")
         flat[target] = x[position]
     return y
+
+
+def naive_activation(y, low, high):
+    """The clamp of ONNX Runtime's fused activation, one element at a time: a value below ``low``
+    becomes ``low`` (the smallest integer at or above it, for an integer Y), one above ``high``
+    becomes ``high``; NaN and -0.0 stay as they are."""
+    out = y.copy()
+    integer = np.issubdtype(y.dtype, np.integer)
+    for position in itertools.product(*[range(v) for v in y.shape]):
+        value = float(y[position])
+        if value < low:
+            out[position] = math.ceil(low) if integer else low
+        elif value > high:
+            out[position] = math.floor(high) if integer else high
+    return out

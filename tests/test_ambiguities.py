@@ -32,7 +32,7 @@ def pool(tmp_path, shape, data=None, version=12, indices=False, **attributes):
 
 
 def found(made):
-    return detected(made, made.make_inputs(0))
+    return detected(made, made.case_inputs(0))
 
 
 CASES = [
@@ -109,6 +109,6 @@ def test_every_open_question_is_reached_by_a_bundled_item():
     for file in case_files(bundled_case_dir()):
         for case in load_case_file(file, REGISTRY):
             for made in expand(case):
-                reached.update(detected(made, made.make_inputs(0)))
+                reached.update(detected(made, made.case_inputs(0)))
     open_ones = {key for key, entry in REGISTRY.items() if entry.status == "open"}
     assert open_ones <= reached, json.dumps(sorted(open_ones - reached))

@@ -132,7 +132,7 @@ def test_the_bundled_registry_and_cases_load():
     for file in sorted(bundled_case_dir().glob("*.yaml")):
         if file.name != "ambiguities.yaml":
             for case in load_case_file(file, registry):
-                assert expand(case)
+                assert expand(case) or case.derived_from  # a derived case may fit nowhere in its operator
 
 
 def test_an_erratum_keeps_the_printed_output_beside_the_corrected_one(tmp_path):
@@ -144,3 +144,59 @@ def test_an_erratum_keeps_the_printed_output_beside_the_corrected_one(tmp_path):
     (case,) = load_case_file(path, load_registry(bundled_case_dir()))
     assert case.erratum["printed"] == {"Y": {"data": [[[[3]]]]}}
     assert [o.expected.tolist() for o in expand(case)[0].outputs] == [[[[[4.0]]]]]
+
+
+NHWC_HEADER = """\
+op: MaxPool
+domain: com.ms.internal.nhwc
+derive:
+  files: [FILES]
+cases:
+  - name: own
+    description: a case of its own
+    provenance: {generated: a test}
+    attributes: {kernel_shape: [2]}
+    inputs:
+      X: {dtype: float32, data: [[[1, 2, 3]]]}
+    outputs: {Y: derived}
+"""
+
+
+def derived_file(tmp_path, files="small.yaml"):
+    (tmp_path / "small.yaml").write_text(SMALL_CASE)
+    path = tmp_path / "nhwc.yaml"
+    path.write_text(NHWC_HEADER.replace("FILES", files))
+    return path
+
+
+def test_derived_cases_run_the_named_files_for_this_operator(tmp_path):
+    own, derived = load_case_file(derived_file(tmp_path), load_registry(bundled_case_dir()))
+    assert (derived.domain, derived.name, derived.derived_from) == ("com.ms.internal.nhwc", "small", "small.yaml:3")
+    assert [item.id for item in expand(derived)] == [
+        f"com.ms.internal.nhwc.MaxPool-{v}/small[float32]" for v in (1, 8, 10, 11, 12)]
+
+
+@pytest.mark.parametrize("files, words", [
+    ("missing.yaml", "no other case file missing.yaml"),
+    ("nhwc.yaml", "no other case file nhwc.yaml"),
+])
+def test_a_derive_naming_no_other_file_is_an_error(tmp_path, files, words):
+    with pytest.raises(CaseError, match=words) as info:
+        load_case_file(derived_file(tmp_path, files), load_registry(bundled_case_dir()))
+    assert info.value.field == "derive.files[0]"
+
+
+def test_a_derived_case_may_not_share_a_name_with_an_own_case(tmp_path):
+    path = derived_file(tmp_path)
+    path.write_text(path.read_text().replace("name: own", "name: small"))
+    with pytest.raises(CaseError, match="small.yaml has a case small, as this file does"):
+        load_case_file(path, load_registry(bundled_case_dir()))
+
+
+def test_a_documented_example_must_name_a_derived_case(tmp_path):
+    path = derived_file(tmp_path)
+    path.write_text(path.read_text().replace("  files: [small.yaml]", "  files: [small.yaml]\n  documented:\n"
+                                             "    document: d.txt\n    examples: {large: {example: e, line: 3}}"))
+    with pytest.raises(CaseError, match="no derived case is named large") as info:
+        load_case_file(path, load_registry(bundled_case_dir()))
+    assert info.value.field == "derive.documented.examples.large"

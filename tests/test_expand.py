@@ -96,8 +96,10 @@ def test_every_bundled_model_passes_the_checker_with_its_minimal_ir_version():
     for item in items:
         model = item.model  # runs onnx.checker with full_check
         (opset,) = model.opset_import
-        assert (opset.domain, opset.version) == ("", item.version)
-        assert model.ir_version == helper.find_min_ir_version_for(list(model.opset_import))
+        domain = "" if item.case.domain == "ai.onnx" else item.case.domain
+        assert (opset.domain, opset.version) == (domain, item.version)
+        # ONNX Runtime's domains take the IR version of the ai.onnx opset of the same number.
+        assert model.ir_version == helper.find_min_ir_version_for([helper.make_opsetid("", item.version)])
         assert model.ir_version < 14, "ONNX Runtime 1.31 refuses IR 14"
         assert [n.op_type for n in model.graph.node] == (
             [item.case.upstream.op] if item.case.upstream else []) + [item.case.op]
@@ -115,7 +117,7 @@ def test_ids_name_op_version_case_and_type():
 
 
 def test_random_inputs_depend_on_the_seed_but_not_on_the_version():
-    items = [i for i in bundled_items() if i.case.name == "2d_default"]
+    items = [i for i in bundled_items() if i.case.name == "2d_default" and i.case.domain == "ai.onnx"]
     first = items[0].make_inputs(seed=0)["X"]
     assert all(np.array_equal(i.make_inputs(seed=0)["X"], first) for i in items)
     assert np.array_equal(items[0].make_inputs(seed=0)["X"], first)
@@ -127,3 +129,23 @@ def test_the_unused_optional_input_is_left_out_of_the_node():
     item = next(i for i in bundled_items() if i.case.name == "without_output_shape")
     (node,) = item.model.graph.node
     assert list(node.input) == ["X", "I"]
+
+
+def test_a_channels_last_operator_gets_its_inputs_and_outputs_transposed_but_not_its_indices():
+    by_id = {item.id: item for item in bundled_items()}
+    nchw = by_id["MaxPool-12/with_argmax_2d_precomputed_strides[float32]"]
+    nhwc = by_id["com.ms.internal.nhwc.MaxPool-12/with_argmax_2d_precomputed_strides[float32]"]
+    assert nhwc.case.derived_from == "maxpool.yaml:57" and nhwc.case.provenance["document"] == "000_2109ee78b005a1e1.txt"
+    assert nhwc.inputs[0].shape == (1, 5, 5, 1) and nhwc.model.graph.input[0].type.tensor_type.shape.dim[3].dim_value == 1
+    x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(1, 2, 3, 4)
+    assert np.array_equal(nhwc.to_model({"X": x})["X"], np.moveaxis(x, 1, -1))
+    y, indices = (o.expected for o in nhwc.outputs)
+    assert np.array_equal(y, np.moveaxis(nchw.outputs[0].expected, 1, -1))
+    assert np.array_equal(indices, nchw.outputs[1].expected)  # ai.onnx's, unchanged (nhwc-indices)
+    assert np.array_equal(nhwc.make_inputs(0)["X"], np.moveaxis(nchw.make_inputs(0)["X"], 1, -1))
+
+
+def test_a_derived_case_applies_only_where_its_operator_can_take_it():
+    derived = [i for i in bundled_items() if i.case.domain == "com.microsoft"]
+    assert derived and all(i.dtype in ("int8", "uint8") for i in derived if not i.case.reject)
+    assert not any(len(i.outputs) > 1 or "storage_order" in i.case.attributes for i in derived if not i.case.reject)

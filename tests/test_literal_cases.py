@@ -11,9 +11,9 @@ import pytest
 
 from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
 from conformance.compare import same_bits
-from conformance.expand import expand
+from conformance.expand import expand, stored
 from reference_backend import InvalidModel, ReferenceBackend
-from tests.naive import naive_max_pool, naive_max_unpool
+from tests.naive import naive_activation, naive_max_pool, naive_max_unpool
 
 
 def literal_items():
@@ -31,7 +31,8 @@ def expected_for(item, reading):
     if reading not in case.alternatives:
         return None
     alternative = case.alternatives[reading]
-    return {o.name: o.dtype.cast(alternative[o.name]["data"]) for o in item.outputs}
+    return {o.name: o.dtype.cast(alternative[o.name]["data"]) if o.positions_of else
+            stored(o.dtype.cast(alternative[o.name]["data"]), item.layout) for o in item.outputs}
 
 
 def reference_reading(item):
@@ -63,11 +64,15 @@ def test_the_reference_backend_reproduces_the_literal_case(item):
                          ids=lambda item: item.id)
 def test_the_naive_loops_reproduce_the_literal_case(item):
     reading = reference_reading(item)
-    inputs = item.make_inputs(seed=0)
+    inputs = item.case_inputs(seed=0)  # channels-first, whatever the operator's layout
     attrs = dict(item.case.attributes)
-    if item.case.op == "MaxPool":
+    if item.case.op in ("MaxPool", "NhwcMaxPool"):
+        activation = attrs.pop("activation", None)
+        bounds = attrs.pop("activation_params", None)
         y, indices = naive_max_pool(inputs["X"], **attrs)
-        actual = [y, indices][: len(item.outputs)]
+        if activation:
+            y = naive_activation(y, *bounds)
+        actual = [stored(y, item.layout), indices][: len(item.outputs)]
     else:
         output_shape = inputs.get("output_shape")
         actual = [naive_max_unpool(inputs["X"], inputs["I"], output_shape=None if output_shape is None
@@ -76,6 +81,7 @@ def test_the_naive_loops_reproduce_the_literal_case(item):
 
 
 def test_there_are_literal_cases_for_both_operators():
-    ops = {item.case.op for item in literal_items()}
-    assert ops == {"MaxPool", "MaxUnpool"}
+    ops = {(item.case.domain, item.case.op) for item in literal_items()}
+    assert ops == {("ai.onnx", "MaxPool"), ("ai.onnx", "MaxUnpool"), ("com.ms.internal.nhwc", "MaxPool"),
+                   ("com.microsoft", "NhwcMaxPool")}
     assert np.sum([item.case.ambiguity is not None for item in literal_items()]) > 0

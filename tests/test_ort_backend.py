@@ -42,3 +42,28 @@ def test_an_invalid_model_is_refused_with_an_ordinary_exception():
     with pytest.raises(Exception, match="INVALID_GRAPH") as info:
         backend.run(model, {"X": np.ones((1, 1, 2), np.int8)})
     assert not isinstance(info.value, Unsupported)
+
+
+def test_the_internal_nhwc_max_pool_is_unsupported_on_a_cpu_build_with_ort_s_message():
+    backend = load_backend("ort")
+    model = single_node_model("MaxPool", 11, [("X", TensorProto.FLOAT)], [("Y", TensorProto.FLOAT)],
+                              domain="com.ms.internal.nhwc", kernel_shape=[2])
+    with pytest.raises(Unsupported, match=r"NOT_IMPLEMENTED.*MaxPool\(11\)"):
+        backend.run(model, {"X": np.ones((1, 3, 2), np.float32)})
+
+
+def test_nhwc_max_pool_runs_on_the_cpu_build():
+    backend = load_backend("ort")
+    model = single_node_model("NhwcMaxPool", 1, [("X", TensorProto.UINT8)], [("Y", TensorProto.UINT8)],
+                              domain="com.microsoft", kernel_shape=[2])
+    x = np.array([[[1, 10], [3, 20], [2, 30]]], np.uint8)  # N=1, length 3, C=2
+    (y,) = backend.run(model, {"X": x})
+    assert y.tolist() == [[[3, 20], [3, 30]]]
+
+
+def test_provider_options_go_to_their_provider_and_show_in_the_details():
+    backend = load_backend("ort[CPUExecutionProvider.arena_extend_strategy=kSameAsRequested]")
+    assert backend.details()["CPUExecutionProvider.arena_extend_strategy"] == "kSameAsRequested"
+    assert backend.name == "ort[CPUExecutionProvider.arena_extend_strategy=kSameAsRequested]"
+    with pytest.raises(Exception, match="options are providers, optimization, threads"):
+        load_backend("ort[CUDAExecutionProvider.prefer_nhwc=1]")

@@ -14,7 +14,7 @@ from onnx import helper
 
 from reference_backend import ReferenceBackend, maxpool
 from reference_backend.signatures import ELEMENT_TYPES
-from tests.naive import NaiveError, naive_max_pool, naive_max_unpool
+from tests.naive import NaiveError, naive_activation, naive_max_pool, naive_max_unpool
 
 DTYPES = {
     "float16": (np.float16, 22),
@@ -27,15 +27,16 @@ DTYPES = {
 SPECIALS = [np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0]  # two NaNs: the first one's bits must win
 
 
-def single_node_model(op, opset, inputs, outputs, **attrs):
-    node = helper.make_node(op, [name for name, _ in inputs], [name for name, _ in outputs], **attrs)
+def single_node_model(op, opset, inputs, outputs, domain="", **attrs):
+    node = helper.make_node(op, [name for name, _ in inputs], [name for name, _ in outputs], domain=domain, **attrs)
     graph = helper.make_graph(
         [node], "g",
         [helper.make_tensor_value_info(n, t, None) for n, t in inputs],
         [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
     )
-    imports = [helper.make_opsetid("", opset)]
-    return helper.make_model(graph, opset_imports=imports, ir_version=helper.find_min_ir_version_for(imports))
+    imports = [helper.make_opsetid(domain, opset)]
+    return helper.make_model(graph, opset_imports=imports,
+                             ir_version=helper.find_min_ir_version_for([helper.make_opsetid("", opset)]))
 
 
 @st.composite
@@ -93,6 +94,30 @@ def test_max_pool_matches_the_naive_loops(problem):
         got = ReferenceBackend.run_model(model, [x])
     assert got[0].dtype == x.dtype and got[0].shape == want_y.shape
     np.testing.assert_array_equal(bits(got[0]), bits(want_y))
+    if with_indices:
+        np.testing.assert_array_equal(got[1], want_i)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pool_problems(), st.sampled_from([None, ("Relu", 0.0, np.inf), ("Clip", -2.0, 1.5), ("Clip", 0.25, 0.25)]))
+def test_the_nhwc_max_pool_matches_the_naive_loops_on_transposed_tensors(problem, activation):
+    """com.ms.internal.nhwc MaxPool: X and Y channels-last, Indices as ai.onnx's, Y clamped."""
+    x, attrs, opset, with_indices, block_elements = problem
+    assume(opset <= 12 and x.dtype != ml_dtypes.bfloat16)
+    try:
+        want_y, want_i = naive_max_pool(x, **attrs)
+    except NaiveError:
+        assume(False)
+    if activation:
+        name, low, high = activation
+        attrs = dict(attrs, activation=name, activation_params=[low, high])
+        want_y = naive_activation(want_y, low, high)
+    elem = ELEMENT_TYPES[x.dtype]
+    outputs = [("Y", elem), ("I", onnx.TensorProto.INT64)][: 2 if with_indices else 1]
+    model = single_node_model("MaxPool", opset, [("X", elem)], outputs, domain="com.ms.internal.nhwc", **attrs)
+    with mock.patch.object(maxpool, "BLOCK_ELEMENTS", block_elements):
+        got = ReferenceBackend.run_model(model, [np.ascontiguousarray(np.moveaxis(x, 1, -1))])
+    np.testing.assert_array_equal(bits(got[0]), bits(np.moveaxis(want_y, 1, -1)))
     if with_indices:
         np.testing.assert_array_equal(got[1], want_i)
 

@@ -4,7 +4,10 @@
 - ``optimization``: graph optimization level, ``disabled``, ``basic``, ``extended``, ``layout``
   or ``all`` (ONNX Runtime's default; at ``all`` a float32 4-D MaxPool whose channel count is a
   multiple of 8 or 16 runs on the NCHWc kernels instead);
-- ``threads``: intra-op thread count (0: ONNX Runtime's choice).
+- ``threads``: intra-op thread count (0: ONNX Runtime's choice);
+- ``<Provider>.<option>``: an option of one of the providers, e.g.
+  ``CUDAExecutionProvider.prefer_nhwc=1``, which makes the CUDA provider claim the NHWC operators
+  (com.ms.internal.nhwc) that a stock CPU build has no kernel for.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended"
 
 
 class OrtBackend:
-    def __init__(self, providers: str = "CPUExecutionProvider", optimization: str = "all", threads: str = "0"):
+    def __init__(self, providers: str = "CPUExecutionProvider", optimization: str = "all", threads: str = "0",
+                 **provider_options: str):
         try:
             import onnxruntime
         except ImportError as e:
@@ -37,14 +41,21 @@ class OrtBackend:
         if missing:
             raise ValueError(f"providers {missing} are not in this onnxruntime build "
                              f"({', '.join(onnxruntime.get_available_providers())})")
+        self.provider_options: list[dict[str, str]] = [{} for _ in self.providers]
+        for key, value in provider_options.items():
+            provider, dot, option = key.partition(".")
+            if not dot or provider not in self.providers:
+                raise ValueError(f"unknown option {key!r}: options are providers, optimization, threads and "
+                                 "<Provider>.<option> for a provider in providers")
+            self.provider_options[self.providers.index(provider)][option] = value
         self.options = onnxruntime.SessionOptions()
         self.options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, LEVELS[optimization])
         self.options.intra_op_num_threads = int(threads)
         # Refusals arrive as exceptions; ORT's own log lines would only repeat them.
         self.options.log_severity_level = 4
-        given = {"providers": providers, "optimization": optimization, "threads": threads}
+        given = {"providers": providers, "optimization": optimization, "threads": threads, **provider_options}
         defaults = {"providers": "CPUExecutionProvider", "optimization": "all", "threads": "0"}
-        changed = [f"{k}={v}" for k, v in given.items() if v != defaults[k]]
+        changed = [f"{k}={v}" for k, v in given.items() if v != defaults.get(k)]
         self.name = f"ort[{','.join(changed)}]" if changed else "ort"
 
     def details(self) -> dict[str, str]:
@@ -52,13 +63,15 @@ class OrtBackend:
             "providers": ",".join(self.providers),
             "graph_optimization_level": self.options.graph_optimization_level.name,
             "intra_op_num_threads": str(self.options.intra_op_num_threads),
+            **{f"{p}.{k}": v for p, options in zip(self.providers, self.provider_options) for k, v in options.items()},
         }
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         not_implemented = self.ort.capi.onnxruntime_pybind11_state.NotImplemented
         try:
             session = self.ort.InferenceSession(
-                model.SerializeToString(), sess_options=self.options, providers=self.providers
+                model.SerializeToString(), sess_options=self.options, providers=self.providers,
+                provider_options=self.provider_options,
             )
             return session.run(None, inputs)
         except not_implemented as e:
