@@ -13,11 +13,12 @@ from typing import Callable
 
 import numpy as np
 
-from reference_backend.geometry import GeometryError, pool_axes, unpool_shape
+from reference_backend.geometry import GeometryError, openvino_axes, pool_axes, unpool_shape
 
 from .expand import Item
 
 Inputs = dict[str, np.ndarray]
+OPENVINO_DOMAIN = "org.openvinotoolkit"
 DETECTORS: dict[str, Callable[[Item, Inputs], bool]] = {}
 
 
@@ -40,8 +41,11 @@ def detector(key: str):
 
 
 def _pooling(item: Item) -> tuple[dict, tuple[int, ...]] | None:
-    """The MaxPool node's attributes and input shape (the upstream node of a round trip)."""
+    """The ONNX-style MaxPool node's attributes and input shape (the upstream node of a round
+    trip); None for other operators, OpenVINO's included (see _openvino_axes)."""
     case = item.case
+    if case.domain == OPENVINO_DOMAIN:
+        return None
     if case.op == "MaxPool":
         return case.attributes, item.inputs[0].spec.shape
     if case.upstream and case.upstream.op == "MaxPool":
@@ -98,6 +102,32 @@ def _a_window_holds_no_element(item: Item, inputs: Inputs) -> bool:
     return bool(axes) and any(
         not any(0 <= p < a.size for p in a.positions(o)) for a in axes for o in range(a.out)
     )
+
+
+def _openvino_axes(item: Item):
+    if item.case.domain != OPENVINO_DOMAIN or item.case.reject:
+        return None
+    a = item.case.attributes
+    try:
+        return openvino_axes(item.inputs[0].spec.shape[2:], a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
+                             a.get("dilations"), a.get("auto_pad", "explicit"), a.get("rounding_type", "floor"))
+    except GeometryError:
+        return None
+
+
+@detector("openvino-window-without-element")
+def _an_openvino_window_holds_no_element(item: Item, inputs: Inputs) -> bool:
+    axes = _openvino_axes(item)
+    return bool(axes) and any(
+        not any(0 <= p < a.size for p in a.positions(o)) for a in axes for o in range(a.out)
+    )
+
+
+@detector("openvino-same-output-size")
+def _openvino_same_with_a_stride(item: Item, inputs: Inputs) -> bool:
+    a = item.case.attributes
+    return item.case.domain == OPENVINO_DOMAIN and not item.case.reject \
+        and a.get("auto_pad", "explicit").startswith("same") and any(s > 1 for s in a.get("strides", ()))
 
 
 @detector("storage-order-scope")

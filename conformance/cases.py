@@ -204,6 +204,7 @@ class OutputSpec:
     name: str
     dtype: str | None
     data: Any = None  # nested list, or None when derived
+    shape: tuple[int, ...] | None = None  # a documented shape without values (derived, then checked)
 
     @property
     def derived(self) -> bool:
@@ -432,6 +433,8 @@ def _input(name: str, spec: dict) -> InputSpec:
 def _output(name: str, spec: dict | str) -> OutputSpec:
     if spec == "derived":
         return OutputSpec(name, None)
+    if "shape" in spec:
+        return OutputSpec(name, None, shape=tuple(spec["shape"]))
     return OutputSpec(name, spec.get("dtype"), spec["data"])
 
 

@@ -8,8 +8,9 @@ element equal to the expected maximum.
 
 from __future__ import annotations
 
-import traceback
 import dataclasses
+import itertools
+import traceback
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Sequence
@@ -17,10 +18,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from reference_backend import ReferenceBackend
-from reference_backend.geometry import pool_axes
+from reference_backend.geometry import openvino_axes, pool_axes
 from reference_backend.maxpool import from_storage_order
 
-from .ambiguities import detected
+from .ambiguities import OPENVINO_DOMAIN, detected
 from .backends import Backend, Unsupported
 from .backends.isolated import BackendCrashed, BackendGarbage, BackendTimedOut, RaisedInBackend, malformed
 from .cases import Ambiguity
@@ -51,6 +52,7 @@ class Mismatch:
     shown: list[str] = field(default_factory=list)
     plane: list[int] | None = None
     mask: list[str] | None = None
+    of_form: bool = False  # a wrong element type or shape, rather than wrong values
 
     def text(self) -> str:
         return "\n".join([self.summary] + [f"  {line}" for line in self.shown])
@@ -59,7 +61,7 @@ class Mismatch:
         return f"{self.summary}; {self.shown[0]}" if self.shown else self.summary
 
     def as_json(self) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v not in (None, [])}
+        return {k: v for k, v in dataclasses.asdict(self).items() if v not in (None, []) and k != "of_form"}
 
 
 @dataclass
@@ -79,7 +81,8 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     written = item.case_inputs(seed)  # channels-first, as the case writes them
     inputs = item.to_model(written)
     if item.case.reject:
-        return _judge_rejection(item, backend, inputs)
+        question = item.case.ambiguity if item.case.ambiguity and item.case.ambiguity.status == "open" else None
+        return _judge_rejection(item, backend, inputs, question)
     expected = expected_outputs(item, inputs)
     ambiguities = detected(item, written)
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
@@ -105,6 +108,10 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
 
     mismatches = compare(item, written, expected, actual)
     details = "\n".join(m.text() for m in mismatches)
+    # Some questions leave only values open: the documents still fix shapes and element types.
+    form = [m for m in mismatches if m.of_form]
+    if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
+        return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
     if open_ones:
         message = _observed_reading(item, open_ones, actual, mismatches)
         return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches)
@@ -113,16 +120,25 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
 
 
-def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]) -> Verdict:
+def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray],
+                     question: Ambiguity | None) -> Verdict:
+    """A refusal passes; running fails. Where the documents leave the model's validity open
+    (``question``), either is recorded as divergent."""
+    tags = [question.id] if question else []
     try:
         outputs = backend.run(item.model, inputs)
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
-        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e))
+        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), tags)
     except (BackendCrashed, BackendTimedOut) as e:  # losing the process is no way to refuse
-        return Verdict(_LOST[type(e)], str(e), str(e))
+        return Verdict(_LOST[type(e)], str(e), str(e), tags)
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
-        return Verdict(Outcome.PASS, f"refused: {_type_name(e)}: {_first_line(str(e))}")
+        refusal = f"refused: {_type_name(e)}: {_first_line(str(e))}"
+        if question:
+            return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags)
+        return Verdict(Outcome.PASS, refusal)
     shapes = ", ".join(str(getattr(o, "shape", type(o).__name__)) for o in outputs)
+    if question:
+        return Verdict(Outcome.DIVERGENT, f"observed: ran it (outputs of shape {shapes})", "", tags)
     return Verdict(
         Outcome.FAIL,
         f"accepted an invalid model: {item.case.reject}",
@@ -140,6 +156,9 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
         except Exception as e:
             raise SuiteError(f"the reference backend cannot derive {item.id}: {e}") from e
         for output, value in zip(item.outputs, derived):
+            if output.shape is not None and value.shape != output.shape:
+                raise SuiteError(f"{item.id}: the reference backend gives {output.name} the shape {list(value.shape)}, "
+                                 f"the case documents {list(output.shape)}")
             if expected[output.name] is None:
                 expected[output.name] = value
     return expected
@@ -153,9 +172,12 @@ def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.n
     for output, got in zip(item.outputs, actual):
         want = expected[output.name]
         if got.dtype != want.dtype:
-            found.append(Mismatch(output.name, f"{output.name}: element type {got.dtype}, expected {want.dtype}"))
+            found.append(Mismatch(output.name, f"{output.name}: element type {got.dtype}, expected {want.dtype}", of_form=True))
         elif got.shape != want.shape:
-            found.append(Mismatch(output.name, f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}"))
+            found.append(Mismatch(output.name, f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}",
+                                  of_form=True))
+        elif output.positions_of and item.case.domain == OPENVINO_DOMAIN:
+            found += _check_reduced_positions(item, output, written, expected[output.positions_of], want, got)
         elif output.positions_of:
             found += _check_positions(item, output, written, want, got)
         else:
@@ -236,6 +258,38 @@ def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarr
             shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
             why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
         shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
+    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
+    return [_mismatch(output.name, summary, shown, ~ok)]
+
+
+def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarray],
+                             maxima: np.ndarray, want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
+    """OpenVINO's Indices count from `axis` on, so they name an element only up to the axes
+    before it: an index passes when some element of its window sits at that reduced index and
+    holds the expected maximum."""
+    x = written[item.inputs[0].name]
+    a = item.case.attributes
+    axes = openvino_axes(x.shape[2:], a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
+                         a.get("dilations"), a.get("auto_pad", "explicit"), a.get("rounding_type", "floor"))
+    bound = max(int(np.prod(x.shape[a.get("axis", 0):], dtype=np.int64)), 1)
+    flat_x = x.reshape(-1)
+    position = np.indices(got.shape)
+    plane = (position[0] * x.shape[1] + position[1]) * int(np.prod(x.shape[2:], dtype=np.int64))
+    ok = np.zeros(got.shape, bool)
+    for tap in itertools.product(*(range(axis.kernel) for axis in axes)):
+        inside = np.ones(got.shape, bool)
+        element = plane
+        for i, (axis, j) in enumerate(zip(axes, tap)):
+            at = position[2 + i] * axis.stride - axis.pad_begin + j * axis.dilation
+            inside &= (at >= 0) & (at < axis.size)
+            element = element + np.clip(at, 0, axis.size - 1) * int(np.prod(x.shape[3 + i:], dtype=np.int64))
+        if x.size:
+            ok |= inside & (element % bound == got) & same_bits(flat_x[element], maxima)
+    ok = np.where(want < 0, got == want, ok)  # no element to point at (openvino-window-without-element)
+    if ok.all():
+        return []
+    shown = [f"{output.name}[{_at(at)}] = {int(got[at])} (expected e.g. {int(want[at])}): no element of the window "
+             f"at that index holds the maximum {_show(maxima[at])}" for at in _first(~ok)]
     summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
     return [_mismatch(output.name, summary, shown, ~ok)]
 

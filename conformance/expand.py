@@ -49,6 +49,7 @@ class ItemOutput:
     dtype: DType
     expected: np.ndarray | None  # None: derived from the reference backend
     positions_of: str | None = None
+    shape: tuple[int, ...] | None = None  # documented without values: the derived output must have it
 
 
 @dataclass
@@ -212,7 +213,7 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
         owner = signature if signature.port(spec.name) else next(
             v for v in operators()[case.domain, case.op].versions.values() if v.port(spec.name))
         port = owner.port(spec.name)
-        dtype = binding.get(port.type) or _only_type(case, owner, port.type, spec.name)
+        dtype = binding.get(port.type) or _attribute_type(case, port) or _only_type(case, owner, port.type, spec.name)
         if spec.dtype is not None and spec.dtype != dtype:
             raise case.error(("outputs", spec.name, "dtype"), f"is {spec.dtype} but {port.type} is {dtype} here")
         expected = None
@@ -222,7 +223,8 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
                 expected = expected if port.positions_of else stored(expected, layout)
             except ValueError as e:
                 raise case.error(("outputs", spec.name, "data"), str(e)) from None
-        outputs.append(ItemOutput(spec.name, DTYPES[dtype], expected, port.positions_of))
+        shape = stored_shape(spec.shape, layout) if spec.shape is not None else None
+        outputs.append(ItemOutput(spec.name, DTYPES[dtype], expected, port.positions_of, shape))
 
     dtype_label = inputs[0].dtype.name
     item_id = f"{qualified_op(case.domain, case.op)}-{signature.version}/{case.name}[{dtype_label}]"
@@ -307,6 +309,15 @@ def _check_input_values(case: Case, where: tuple, item_input: ItemInput) -> None
             raise case.error(where + ("random", "distribution"), str(e)) from None
 
 
+def _attribute_type(case: Case, port) -> str | None:
+    """The element type an attribute picks for ``port`` (an invalid value: the default's)."""
+    if port.type_attribute is None:
+        return None
+    choice = port.type_attribute
+    value = case.attributes.get(choice["name"], choice["default"])
+    return choice["types"].get(value, choice["types"][choice["default"]])
+
+
 def _only_type(case: Case, signature: OpVersion, type_var: str, name: str) -> str:
     allowed = signature.types[type_var]
     if len(allowed) != 1:
@@ -322,10 +333,10 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
         values = rng.standard_normal(count)
     elif distribution == "permutation":
         values = rng.permutation(count)
-        if dtype.is_integer:
-            info = np.iinfo(dtype.numpy)
-            values = values % (int(info.max) - int(info.min) + 1) + int(info.min)
-        else:
+        span = int(np.iinfo(dtype.numpy).max) - int(np.iinfo(dtype.numpy).min) + 1 if dtype.is_integer else 0
+        if 0 < span <= 2**32:  # up from the type's lowest value, wrapping around a narrow type
+            values = values % span + int(np.iinfo(dtype.numpy).min)
+        else:  # float, or int64 (whose lowest value float64 cannot offset exactly): around 0
             values = values - count // 2
     elif distribution == "integers" or "integers" in distribution:
         if distribution == "integers":

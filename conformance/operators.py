@@ -18,6 +18,11 @@ class Port:
     type: str
     optional: bool = False
     positions_of: str | None = None
+    # The attribute that picks the element type (OpenVINO's index_element_type): {name, default, types}
+    type_attribute: dict | None = None
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.type, self.optional, self.positions_of))
 
 
 @dataclass(frozen=True)

@@ -253,8 +253,8 @@ class ConformanceItem(pytest.Item):
         state = self.config.stash[STATE]
         try:
             verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry)
-        except (CaseError, SuiteError) as e:
-            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {e}")
+        except Exception as e:  # the suite's own fault: recorded as an error of the item, shown in full
+            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}")
             raise
         if self.target.expectations is not None:
             verdict, known = self.target.expectations.apply(self.item.id, verdict)

@@ -1,6 +1,7 @@
 """The reference backend as an ``onnx.backend.base.Backend``: validates, then evaluates the graph.
 
-Besides ai.onnx it runs ONNX Runtime's NHWC max poolings (``com.ms.internal.nhwc`` MaxPool,
+Besides ai.onnx it runs OpenVINO's MaxPool-1 and -8 (``org.openvinotoolkit``, OpenVINO's attributes
+and rounding) and ONNX Runtime's NHWC max poolings (``com.ms.internal.nhwc`` MaxPool,
 ``com.microsoft`` NhwcMaxPool) by moving the channels around the one N-d kernel: X comes
 (N, spatial..., C) and Y goes back so; Indices stay as ai.onnx gives them, (N, C, spatial...) with
 positions in the channels-first X, which is what ONNX Runtime's layout transformer relies on
@@ -16,10 +17,10 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from .geometry import GeometryError, pool_axes, unpool_shape
+from .geometry import OPENVINO_AUTO_PADS, GeometryError, openvino_axes, pool_axes, unpool_shape
 from .maxpool import max_pool
 from .maxunpool import max_unpool
-from .signatures import CHANNELS_LAST, ELEMENT_TYPES, SIGNATURES, Signature, resolve
+from .signatures import CHANNELS_LAST, ELEMENT_TYPES, OPENVINO, SIGNATURES, Signature, resolve
 
 # What ONNX Runtime's XNNPACK fusion writes into `activation`: both clamp Y to activation_params.
 ACTIVATIONS = ("Relu", "Clip")
@@ -30,8 +31,9 @@ class InvalidModel(ValueError):
 
 
 class ReferenceBackend(Backend):
-    """Numpy reference for ai.onnx MaxPool (1, 8, 10, 11, 12, 22) and MaxUnpool (9, 11, 22), and
-    ONNX Runtime's NHWC MaxPools (com.ms.internal.nhwc 1-12, com.microsoft NhwcMaxPool 1)."""
+    """Numpy reference for ai.onnx MaxPool (1, 8, 10, 11, 12, 22) and MaxUnpool (9, 11, 22), ONNX
+    Runtime's NHWC MaxPools (com.ms.internal.nhwc 1-12, com.microsoft NhwcMaxPool 1) and
+    OpenVINO's MaxPool (org.openvinotoolkit 1, 8)."""
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
@@ -100,6 +102,9 @@ class _Node:
         if ELEMENT_TYPES.get(x.dtype) not in self.signature.types:
             raise InvalidModel(f"{self.op} does not accept element type {x.dtype}")
 
+    def validate(self, proto: onnx.NodeProto) -> None:
+        _validate(self, proto)
+
 
 class _MaxPool(_Node):
     def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -163,6 +168,66 @@ class _MaxUnpool(_Node):
         return [max_unpool(x, indices, shape)]
 
 
+class _OpenVinoMaxPool(_Node):
+    """OpenVINO's MaxPool: its geometry (openvino_axes), Indices reduced to the axes from `axis`
+    on and of the type index_element_type names."""
+
+    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        (x,) = inputs
+        self.check_type(x)
+        a = self.attrs
+        if x.ndim not in (3, 4, 5):
+            raise InvalidModel(f"{self.op}: the input must be 3D, 4D or 5D, not {x.ndim}D")
+        axis = a.get("axis", 0)
+        if not -x.ndim <= axis < x.ndim:
+            raise InvalidModel(f"{self.op}: axis {axis} is outside [-{x.ndim}, {x.ndim - 1}]")
+        try:
+            axes = openvino_axes(x.shape[2:], a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
+                                 a.get("dilations"), a.get("auto_pad", b"explicit").decode(),
+                                 a.get("rounding_type", b"floor").decode())
+        except GeometryError as e:
+            raise ValueError(f"{self.op}: {e}") from e
+        y, indices = max_pool(x, axes, with_indices=len(self.outputs) > 1)
+        if indices is None:
+            return [y]
+        bound = int(np.prod(x.shape[axis:], dtype=np.int64))  # the indices count from `axis` on
+        indices = np.where(indices >= 0, indices % max(bound, 1), indices)
+        return [y, indices.astype(_INDEX_TYPES[a.get("index_element_type", b"i64").decode()])]
+
+    def validate(self, proto: onnx.NodeProto) -> None:
+        sig, attrs, op = self.signature, self.attrs, self.op
+        if len(proto.input) != 1 or not proto.input[0]:
+            raise InvalidModel(f"{op} takes one input, got {len(proto.input)}")
+        if not sig.outputs[0] <= len(proto.output) <= sig.outputs[1]:
+            raise InvalidModel(f"{op} has {sig.outputs[0]} to {sig.outputs[1]} outputs, got {len(proto.output)}")
+        for a in proto.attribute:
+            if a.name not in sig.attributes:
+                raise InvalidModel(f"{op} has no attribute {a.name!r}")
+            if a.type != sig.attributes[a.name]:
+                raise InvalidModel(f"{op}: attribute {a.name!r} has the wrong type")
+        for name in ("kernel", "strides", "pads_begin", "pads_end"):
+            if name not in attrs:
+                raise InvalidModel(f"{op}: {name} is required")
+        rank = len(attrs["kernel"])
+        for name in ("strides", "pads_begin", "pads_end", "dilations"):
+            if name in attrs and len(attrs[name]) != rank:
+                raise InvalidModel(f"{op}: {name} has {len(attrs[name])} values, kernel {rank}")
+        if any(v < 1 for v in attrs["kernel"]):
+            raise InvalidModel(f"{op}: kernel values start from 1, got {list(attrs['kernel'])}")
+        # The documents allow strides and dilations of 0 (openvino-zero-stride-or-dilation); no
+        # window can then move or spread, and the reference refuses them.
+        for name in ("strides", "dilations"):
+            if any(v < 1 for v in attrs.get(name, ())):
+                raise InvalidModel(f"{op}: {name} of 0 or less, {list(attrs[name])}, move no window")
+        if any(v < 0 for name in ("pads_begin", "pads_end") for v in attrs[name]):
+            raise InvalidModel(f"{op}: pads start from 0")
+        for name, allowed in (("auto_pad", OPENVINO_AUTO_PADS), ("rounding_type", ("floor", "ceil")),
+                              ("index_element_type", tuple(_INDEX_TYPES))):
+            if name in attrs and attrs[name].decode() not in allowed:
+                raise InvalidModel(f"{op}: {name} {attrs[name].decode()!r} is not one of {', '.join(allowed)}")
+
+
+_INDEX_TYPES = {"i64": np.int64, "i32": np.int32}
 _KINDS = {"MaxPool": _MaxPool, "NhwcMaxPool": _MaxPool, "MaxUnpool": _MaxUnpool}
 
 
@@ -177,8 +242,9 @@ def _compile(proto: onnx.NodeProto, opsets: dict[str, int]) -> _Node:
     if version is None:
         raise InvalidModel(f"{proto.op_type} does not exist at {domain} opset {opsets[domain]}")
     signature = SIGNATURES[key][version]
-    node = _KINDS[proto.op_type](proto, version, signature, key in CHANNELS_LAST)
-    _validate(node, proto)
+    kind = _OpenVinoMaxPool if key == OPENVINO else _KINDS[proto.op_type]
+    node = kind(proto, version, signature, key in CHANNELS_LAST)
+    node.validate(proto)
     return node
 
 

@@ -133,3 +133,59 @@ def unpool_shape(
             raise GeometryError(f"spatial axis {i}: the default output size would be {size}")
         shape.append(size)
     return tuple(shape)
+
+
+OPENVINO_AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower")
+
+
+def openvino_axes(
+    spatial_shape: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads_begin: Sequence[int],
+    pads_end: Sequence[int],
+    dilations: Sequence[int] | None = None,
+    auto_pad: str = "explicit",
+    rounding_type: str = "floor",
+) -> tuple[Axis, ...]:
+    """OpenVINO MaxPool-1 and -8 geometry (001_..., 004_... in ../shared/seeds), which differs from
+    ONNX's where the registry says so:
+
+    * explicit: (size + pads - extent) / stride + 1, floored or ceiled, and no window is dropped,
+      even one that starts in the end padding (``openvino-window-without-element``);
+    * valid: no padding, but rounding_type applies: ceil keeps a partial last window, as
+      MaxPool-8's example 5 shows (``openvino-valid-ceil``);
+    * same_upper / same_lower: ceil(size / stride) outputs, the pad total including dilation,
+      the odd element at the end (upper) or the beginning (lower); rounding_type does not apply
+      (``openvino-same-output-size``);
+    * pads_begin and pads_end count only when auto_pad is explicit.
+    """
+    rank = len(kernel)
+    if len(spatial_shape) != rank:
+        raise GeometryError(f"kernel has {rank} axes but the input has {len(spatial_shape)} spatial axes")
+    dilations = list(dilations) if dilations else [1] * rank
+    if not len(strides) == len(pads_begin) == len(pads_end) == len(dilations) == rank:
+        raise GeometryError("strides, pads_begin, pads_end and dilations must have one value per kernel axis")
+    if auto_pad not in OPENVINO_AUTO_PADS:
+        raise GeometryError(f"auto_pad {auto_pad!r} is not one of {', '.join(OPENVINO_AUTO_PADS)}")
+    axes = []
+    for i in range(rank):
+        size, k, s, d = spatial_shape[i], kernel[i], strides[i], dilations[i]
+        if k < 1 or s < 1 or d < 1:
+            raise GeometryError("kernel, strides and dilations must be positive")
+        extent = (k - 1) * d + 1
+        if auto_pad.startswith("same"):
+            out = -(-size // s)
+            total = max(0, (out - 1) * s + extent - size)
+            small, large = total // 2, total - total // 2
+            begin, end = (small, large) if auto_pad == "same_upper" else (large, small)
+        else:
+            begin, end = (pads_begin[i], pads_end[i]) if auto_pad == "explicit" else (0, 0)
+            if begin < 0 or end < 0:
+                raise GeometryError("pads_begin and pads_end must be non-negative")
+            span = size + begin + end - extent
+            if span < 0:
+                raise GeometryError(f"spatial axis {i}: the kernel extent {extent} exceeds the padded input")
+            out = (-(-span // s) if rounding_type == "ceil" else span // s) + 1
+        axes.append(Axis(size, k, s, d, begin, end, out))
+    return tuple(axes)

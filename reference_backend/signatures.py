@@ -63,6 +63,17 @@ SIGNATURES: dict[tuple[str, str], dict[int, Signature]] = {
         1: Signature({**_POOL_1, "ceil_mode": A.INT, "dilations": A.INTS}, EIGHT_BIT, (1, 1), (1, 1)),
     },
 }
+# OpenVINO's MaxPool-1 and -8 under its own domain, with its attribute names.
+_OPENVINO_1 = {"auto_pad": A.STRING, "kernel": A.INTS, "pads_begin": A.INTS, "pads_end": A.INTS,
+               "rounding_type": A.STRING, "strides": A.INTS}
+_OPENVINO_TYPES = FLOATS + (T.BFLOAT16,) + EIGHT_BIT + (T.INT32, T.INT64)
+SIGNATURES["org.openvinotoolkit", "MaxPool"] = {
+    1: Signature(_OPENVINO_1, _OPENVINO_TYPES, (1, 1), (1, 1)),
+    8: Signature({**_OPENVINO_1, "axis": A.INT, "dilations": A.INTS, "index_element_type": A.STRING},
+                 _OPENVINO_TYPES, (1, 1), (1, 2)),
+}
+OPENVINO = ("org.openvinotoolkit", "MaxPool")
+
 # Operators whose tensors are (N, spatial..., C); Indices stay as ai.onnx gives them.
 CHANNELS_LAST = {("com.ms.internal.nhwc", "MaxPool"), ("com.microsoft", "NhwcMaxPool")}
 

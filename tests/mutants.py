@@ -16,6 +16,7 @@ from reference_backend import backend as rb
 from reference_backend.geometry import Axis
 
 POOL_AXES, MAX_POOL, MAX_UNPOOL, UNPOOL_SHAPE, CLAMP = rb.pool_axes, rb.max_pool, rb.max_unpool, rb.unpool_shape, rb._clamp
+OPENVINO_AXES = rb.openvino_axes
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,36 @@ def _layout_ignored():
     return mock.patch.object(rb._MaxPool, "__call__", run_channels_first)
 
 
+def openvino_geometry(change: Callable) -> Callable[[], ContextManager]:
+    """Rewrite the axes openvino_axes returns: change(axes, auto_pad, rounding_type) -> axes."""
+    def wrapped(spatial, kernel, strides, pads_begin, pads_end, dilations=None, auto_pad="explicit", rounding_type="floor"):
+        axes = OPENVINO_AXES(spatial, kernel, strides, pads_begin, pads_end, dilations, auto_pad, rounding_type)
+        return tuple(change(axes, auto_pad, rounding_type))
+    return lambda: mock.patch.object(rb, "openvino_axes", wrapped)
+
+
+def _onnx_drop_rule(axes, auto_pad, rounding_type):
+    """ONNX's ceil_mode rule: drop a last window that starts past the input."""
+    return [dataclasses.replace(a, out=a.out - 1) if a.out > 1 and (a.out - 1) * a.stride >= a.size + a.pad_begin
+            else a for a in axes]
+
+
+def _valid_floors(axes, auto_pad, rounding_type):
+    if auto_pad != "valid":
+        return axes
+    return [dataclasses.replace(a, out=(a.size - a.extent) // a.stride + 1) for a in axes]
+
+
+def _attribute_dropped(name: str) -> Callable[[], ContextManager]:
+    """The OpenVINO node runs as if ``name`` were not set."""
+    original = rb._OpenVinoMaxPool.__call__
+
+    def without(self, inputs):
+        with mock.patch.object(self, "attrs", {k: v for k, v in self.attrs.items() if k != name}):
+            return original(self, inputs)
+    return lambda: mock.patch.object(rb._OpenVinoMaxPool, "__call__", without)
+
+
 def _interleave_pads(pads):
     if not pads:
         return pads
@@ -276,6 +307,16 @@ MUTANTS = [
            _pool_outputs(_indices_channels_last)),
     Mutant("activation_ignored", "the fused Relu or Clip is not applied",
            lambda: mock.patch.object(rb, "_clamp", lambda y, low, high: y)),
+    Mutant("openvino_ceil_drops_window", "OpenVINO's ceil drops a last window starting past the input, as ONNX's does",
+           openvino_geometry(_onnx_drop_rule)),
+    Mutant("openvino_valid_ignores_rounding", "OpenVINO's valid padding always floors, as MaxPool-8's formula reads",
+           openvino_geometry(_valid_floors)),
+    Mutant("openvino_axis_ignored", "OpenVINO's axis is ignored: indices count over the whole tensor",
+           _attribute_dropped("axis")),
+    Mutant("openvino_index_type_ignored", "OpenVINO's index_element_type is ignored: indices are always int64",
+           _attribute_dropped("index_element_type")),
+    Mutant("openvino_dilations_ignored", "OpenVINO's dilations are read but every kernel is dense",
+           _attribute_dropped("dilations")),
     Mutant("activation_bounds_swapped", "activation_params are read as [max, min]",
            lambda: mock.patch.object(rb, "_clamp", lambda y, low, high: CLAMP(y, high, low))),
 ]

@@ -70,7 +70,7 @@ def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
                     at = [o[i] * strides[i] - begins[i] + j[i] * dilations[i] for i in range(rank)]
                     if any(p < 0 or p >= spatial[i] for i, p in enumerate(at)):
                         continue
-                    value = float(x[(n, c) + tuple(at)])
+                    value = x[(n, c) + tuple(at)].item()  # exact: a Python int for integer types
                     if (best_at is None or value > best
                             or (math.isnan(value) and not math.isnan(best))):
                         best, best_at = value, at
@@ -125,3 +125,55 @@ def naive_activation(y, low, high):
         elif value > high:
             out[position] = math.floor(high) if integer else high
     return out
+
+
+def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=None, auto_pad="explicit",
+                            rounding_type="floor", axis=0, index_element_type="i64"):
+    """OpenVINO MaxPool-1/-8 as its documents define it (001_..., 004_...), with the readings the
+    registry names: the formulas parenthesised as MaxPool-8 prints them, rounding_type applying to
+    valid as the examples show, same_* giving ceil(size / stride), no window dropped."""
+    rank = len(kernel)
+    dilations = dilations or [1] * rank
+    spatial = x.shape[2:]
+    outs, begins = [], []
+    for i in range(rank):
+        effective = (kernel[i] - 1) * dilations[i] + 1
+        if auto_pad in ("same_upper", "same_lower"):
+            out = math.ceil(spatial[i] / strides[i])
+            pad = max(0, (out - 1) * strides[i] + effective - spatial[i])
+            begin = math.floor(pad / 2) if auto_pad == "same_upper" else math.ceil(pad / 2)
+        else:
+            begin, end = (pads_begin[i], pads_end[i]) if auto_pad == "explicit" else (0, 0)
+            share = (spatial[i] + begin + end - effective) / strides[i]
+            out = (math.ceil(share) if rounding_type == "ceil" else math.floor(share)) + 1
+        outs.append(out)
+        begins.append(begin)
+    y = np.zeros(list(x.shape[:2]) + outs, dtype=x.dtype)
+    indices = np.zeros(list(x.shape[:2]) + outs, dtype=np.int64)
+    bound = 1
+    for extent in x.shape[axis % x.ndim:]:
+        bound *= extent
+    plane = 1
+    for extent in spatial:
+        plane *= extent
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            for o in itertools.product(*[range(v) for v in outs]):
+                best, best_at = None, None
+                for j in itertools.product(*[range(k) for k in kernel]):
+                    at = [o[i] * strides[i] - begins[i] + j[i] * dilations[i] for i in range(rank)]
+                    if any(p < 0 or p >= spatial[i] for i, p in enumerate(at)):
+                        continue
+                    value = x[(n, c) + tuple(at)].item()  # exact: a Python int for integer types
+                    if best_at is None or value > best or (math.isnan(value) and not math.isnan(best)):
+                        best, best_at = value, at
+                if best_at is None:
+                    y[(n, c) + o] = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+                    indices[(n, c) + o] = -1
+                    continue
+                y[(n, c) + o] = x[(n, c) + tuple(best_at)]
+                within = 0
+                for i in range(rank):
+                    within = within * spatial[i] + best_at[i]
+                indices[(n, c) + o] = ((n * x.shape[1] + c) * plane + within) % bound
+    return y, indices.astype(np.int32 if index_element_type == "i32" else np.int64)

@@ -112,3 +112,36 @@ def test_every_open_question_is_reached_by_a_bundled_item():
                 reached.update(detected(made, made.case_inputs(0)))
     open_ones = {key for key, entry in REGISTRY.items() if entry.status == "open"}
     assert open_ones <= reached, json.dumps(sorted(open_ones - reached))
+
+
+def openvino_pool(tmp_path, shape, **attributes):
+    case = {"name": "probe", "description": "d", "provenance": {"generated": "a test"}, "versions": [8],
+            "attributes": {"pads_begin": [0] * (len(shape) - 2), "pads_end": [0] * (len(shape) - 2), **attributes},
+            "inputs": {"X": {"dtype": "float32", "random": {"shape": shape, "distribution": "permutation"}}},
+            "outputs": {"Y": "derived"}}
+    path = tmp_path / "probe.yaml"
+    path.write_text(yaml.safe_dump({"op": "MaxPool", "domain": "org.openvinotoolkit", "cases": [case]}))
+    (made,) = expand(load_case_file(path, REGISTRY)[0])
+    return made
+
+
+OPENVINO_CASES = [
+    # OpenVINO's ceil keeps a window starting in the end padding: it holds no element
+    ("openvino-window-without-element", dict(shape=[1, 1, 5], kernel=[2], strides=[2], pads_begin=[1], pads_end=[1],
+                                             rounding_type="ceil"), True),
+    ("openvino-window-without-element", dict(shape=[1, 1, 6], kernel=[3], strides=[2], pads_begin=[1], pads_end=[1],
+                                             rounding_type="ceil"), False),
+    ("openvino-window-without-element", dict(shape=[1, 1, 5], kernel=[1], strides=[3], auto_pad="valid",
+                                             rounding_type="ceil"), True),
+    ("openvino-same-output-size", dict(shape=[1, 1, 6], kernel=[2], strides=[2], auto_pad="same_upper"), True),
+    ("openvino-same-output-size", dict(shape=[1, 1, 6], kernel=[2], strides=[1], auto_pad="same_upper"), False),
+    # ONNX's questions are not OpenVINO's: its ceil rule differs
+    ("ceil-window-starts-in-padding", dict(shape=[1, 1, 5], kernel=[2], strides=[2], pads_begin=[1], pads_end=[1],
+                                           rounding_type="ceil"), False),
+]
+
+
+@pytest.mark.parametrize("key, spec, expected", OPENVINO_CASES, ids=[f"{c[0]}-{c[2]}-{i}" for i, c in enumerate(OPENVINO_CASES)])
+def test_an_openvino_detector_fires_exactly_where_its_readings_differ(tmp_path, key, spec, expected):
+    spec = dict(spec)
+    assert (key in found(openvino_pool(tmp_path, spec.pop("shape"), **spec))) is expected

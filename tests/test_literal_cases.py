@@ -13,7 +13,7 @@ from conformance.cases import bundled_case_dir, case_files, load_case_file, load
 from conformance.compare import same_bits
 from conformance.expand import expand, stored
 from reference_backend import InvalidModel, ReferenceBackend
-from tests.naive import naive_activation, naive_max_pool, naive_max_unpool
+from tests.naive import naive_activation, naive_max_pool, naive_max_unpool, naive_openvino_max_pool
 
 
 def literal_items():
@@ -66,7 +66,9 @@ def test_the_naive_loops_reproduce_the_literal_case(item):
     reading = reference_reading(item)
     inputs = item.case_inputs(seed=0)  # channels-first, whatever the operator's layout
     attrs = dict(item.case.attributes)
-    if item.case.op in ("MaxPool", "NhwcMaxPool"):
+    if item.case.domain == "org.openvinotoolkit":
+        actual = list(naive_openvino_max_pool(inputs["X"], **attrs))[: len(item.outputs)]
+    elif item.case.op in ("MaxPool", "NhwcMaxPool"):
         activation = attrs.pop("activation", None)
         bounds = attrs.pop("activation_params", None)
         y, indices = naive_max_pool(inputs["X"], **attrs)
@@ -83,5 +85,5 @@ def test_the_naive_loops_reproduce_the_literal_case(item):
 def test_there_are_literal_cases_for_both_operators():
     ops = {(item.case.domain, item.case.op) for item in literal_items()}
     assert ops == {("ai.onnx", "MaxPool"), ("ai.onnx", "MaxUnpool"), ("com.ms.internal.nhwc", "MaxPool"),
-                   ("com.microsoft", "NhwcMaxPool")}
+                   ("com.microsoft", "NhwcMaxPool"), ("org.openvinotoolkit", "MaxPool")}
     assert np.sum([item.case.ambiguity is not None for item in literal_items()]) > 0

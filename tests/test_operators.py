@@ -68,7 +68,7 @@ def ort_schemas():
     return {(s.domain, s.name, s.since_version): s for s in schemas}
 
 
-ORT_OPERATORS = [(domain, op) for domain, op in operators() if domain != "ai.onnx"]
+ORT_OPERATORS = [(domain, op) for domain, op in operators() if domain.startswith("com.m")]  # ONNX Runtime's own
 
 
 @pytest.mark.parametrize("domain, op", ORT_OPERATORS)
@@ -93,3 +93,15 @@ def test_the_signatures_of_onnxruntime_operators_match_its_schemas(domain, op, v
     reference = SIGNATURES[domain, op][version]
     assert reference.attributes == {name: int(a.type) for name, a in schema.attributes.items()}
     assert sorted(TENSOR_TYPE[t] for t in reference.types) == sorted(ONNX_TYPE[t] for t in schema.type_constraints[0].allowed_type_strs)
+
+
+@pytest.mark.parametrize("version", [1, 8])
+def test_openvino_s_max_pool_has_the_attributes_the_suite_names(version):
+    """OpenVINO's own operator, built by its Python API, has exactly the suite's attribute names."""
+    openvino = pytest.importorskip("openvino")
+    opset = openvino.opset8 if version == 8 else openvino.opset1
+    data = opset.parameter([1, 1, 3], openvino.Type.f32)
+    extra = {"dilations": [1]} if version == 8 else {}
+    node = opset.max_pool(data, strides=[1], pads_begin=[0], pads_end=[0], kernel_shape=[2], **extra)
+    assert set(node.get_attributes()) == set(operators()["org.openvinotoolkit", "MaxPool"].versions[version].attributes)
+    assert set(node.get_attributes()) == set(SIGNATURES["org.openvinotoolkit", "MaxPool"][version].attributes)

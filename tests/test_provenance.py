@@ -66,3 +66,14 @@ def test_every_seed_example_of_the_onnx_documents_is_transcribed():
     nhwc = "000_2109ee78b005a1e1.txt"
     headings = {m.group(1) for m in re.finditer(r"^\*\*(maxpool_\w+)\*\*$", (SEEDS / nhwc).read_text(), re.M)}
     assert len(headings) == 15 and headings <= {example for doc, example in cited if doc == nhwc}
+
+
+@pytest.mark.parametrize("document, examples", [("001_a527db407c7feece.txt", 5), ("004_ffa53f35127c706e.txt", 7)])
+def test_every_example_of_the_openvino_documents_is_transcribed(document, examples):
+    """Each numbered example, and each XML layer (a shape-only case), is cited at its line."""
+    lines = seed_lines(document)
+    cited = {c.provenance["line"] for c in cited_cases() if c.provenance.get("document") == document}
+    numbered = [n for n, line in enumerate(lines, 1) if re.search(r"Example \d shows how", line)]
+    layers = [n for n, line in enumerate(lines, 1) if line.strip().startswith("<data ")]
+    assert len(numbered) == examples and len(layers) == 3
+    assert set(numbered + layers) <= cited

@@ -14,7 +14,7 @@ from onnx import helper
 
 from reference_backend import ReferenceBackend, maxpool
 from reference_backend.signatures import ELEMENT_TYPES
-from tests.naive import NaiveError, naive_activation, naive_max_pool, naive_max_unpool
+from tests.naive import NaiveError, naive_activation, naive_max_pool, naive_max_unpool, naive_openvino_max_pool
 
 DTYPES = {
     "float16": (np.float16, 22),
@@ -119,6 +119,58 @@ def test_the_nhwc_max_pool_matches_the_naive_loops_on_transposed_tensors(problem
         got = ReferenceBackend.run_model(model, [np.ascontiguousarray(np.moveaxis(x, 1, -1))])
     np.testing.assert_array_equal(bits(got[0]), bits(np.moveaxis(want_y, 1, -1)))
     if with_indices:
+        np.testing.assert_array_equal(got[1], want_i)
+
+
+@st.composite
+def openvino_problems(draw):
+    rank = draw(st.integers(1, 3))
+    kernel = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    dilations = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    strides = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    pads_begin = draw(st.lists(st.integers(0, 3), min_size=rank, max_size=rank))
+    pads_end = draw(st.lists(st.integers(0, 3), min_size=rank, max_size=rank))
+    auto_pad = draw(st.sampled_from(["explicit", "explicit", "valid", "same_upper", "same_lower"]))
+    rounding_type = draw(st.sampled_from(["floor", "ceil"]))
+    spatial = draw(st.lists(st.integers(1, 7), min_size=rank, max_size=rank))
+    for i in range(rank):  # OpenVINO refuses a kernel longer than the padded axis
+        padded = spatial[i] + (pads_begin[i] + pads_end[i] if auto_pad == "explicit" else 0)
+        assume(auto_pad.startswith("same") or padded >= (kernel[i] - 1) * dilations[i] + 1)
+    shape = [draw(st.integers(1, 2)), draw(st.integers(1, 3))] + spatial
+    dtype = draw(st.sampled_from([np.float32, np.float16, np.int8, np.uint8, np.int32, np.int64]))
+    size = int(np.prod(shape))
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        values = draw(st.lists(st.sampled_from([int(info.min), int(info.min) + 1, 0, 1, int(info.max)]),
+                               min_size=size, max_size=size))
+        x = np.array(values, dtype=dtype).reshape(shape)
+    else:
+        values = draw(st.lists(st.one_of(st.sampled_from(SPECIALS), st.integers(-3, 3).map(float)),
+                               min_size=size, max_size=size))
+        x = np.array(values, dtype=np.float64).astype(dtype).reshape(shape)
+    attrs = {"kernel": kernel, "strides": strides, "pads_begin": pads_begin, "pads_end": pads_end,
+             "auto_pad": auto_pad, "rounding_type": rounding_type}
+    version = draw(st.sampled_from([1, 8]))
+    if version == 8:
+        attrs.update(dilations=dilations, axis=draw(st.integers(-len(shape), len(shape) - 1)),
+                     index_element_type=draw(st.sampled_from(["i32", "i64"])))
+    return x, attrs, version
+
+
+@settings(max_examples=500, deadline=None)
+@given(openvino_problems())
+def test_openvino_max_pool_matches_the_naive_loops(problem):
+    x, attrs, version = problem
+    want_y, want_i = naive_openvino_max_pool(x, **attrs)
+    elem = ELEMENT_TYPES[x.dtype]
+    index_type = onnx.TensorProto.INT32 if attrs.get("index_element_type") == "i32" else onnx.TensorProto.INT64
+    outputs = [("Y", elem), ("Indices", index_type)][: 2 if version == 8 else 1]
+    model = single_node_model("MaxPool", version, [("X", elem)], outputs, domain="org.openvinotoolkit", **attrs)
+    got = ReferenceBackend.run_model(model, [x])
+    assert got[0].dtype == x.dtype and got[0].shape == want_y.shape
+    np.testing.assert_array_equal(bits(got[0]), bits(want_y))
+    if version == 8:
+        assert got[1].dtype == want_i.dtype
         np.testing.assert_array_equal(got[1], want_i)
 
 

@@ -67,12 +67,16 @@ class OrtBackend:
         }
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
-        not_implemented = self.ort.capi.onnxruntime_pybind11_state.NotImplemented
+        state = self.ort.capi.onnxruntime_pybind11_state
         try:
             session = self.ort.InferenceSession(
                 model.SerializeToString(), sess_options=self.options, providers=self.providers,
                 provider_options=self.provider_options,
             )
             return session.run(None, inputs)
-        except not_implemented as e:
+        except state.NotImplemented as e:
             raise Unsupported(str(e)) from e
+        except state.Fail as e:  # an operator of a domain it has no schema for
+            if "is not a registered function/op" in str(e):
+                raise Unsupported(str(e)) from e
+            raise

@@ -1,0 +1,127 @@
+"""OpenVINO (``pip install openvino``), on a device of its own (``openvino[device=GPU]``; CPU by
+default).
+
+ai.onnx items go through OpenVINO's ONNX frontend (``Core.read_model``). OpenVINO's own
+MaxPool (domain ``org.openvinotoolkit``, versions 1 and 8) is built natively with
+``openvino.opset1.max_pool`` / ``openvino.opset8.max_pool`` from the node's attributes. A model
+the frontend has no conversion for, or an operation the device cannot run, is ``unsupported``
+with OpenVINO's message; any other refusal stays an error. bfloat16 tensors cross the Python
+API as float16 arrays holding bfloat16 bits: they are reinterpreted, never converted.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import ml_dtypes
+import numpy as np
+import onnx
+from onnx import helper
+
+from .base import Unsupported
+
+OPENVINO_DOMAIN = "org.openvinotoolkit"
+# Where OpenVINO says it cannot, rather than should not, run a model.
+CANNOT = re.compile(r"No conversion rule|is not supported|not supported yet|Unsupported operation of type|"
+                    r"unsupported element type|Unsupported ONNX data type", re.IGNORECASE)
+# Lines of an OpenVINO message that say where, not why.
+WHERE = ("Exception from", "Check '", "While validating", "FrontEnd API failed", "Model wasn't", "Summary", "--")
+ELEMENT_TYPES = {onnx.TensorProto.FLOAT16: "f16", onnx.TensorProto.FLOAT: "f32", onnx.TensorProto.DOUBLE: "f64",
+                 onnx.TensorProto.BFLOAT16: "bf16", onnx.TensorProto.INT8: "i8", onnx.TensorProto.UINT8: "u8",
+                 onnx.TensorProto.INT32: "i32", onnx.TensorProto.INT64: "i64"}
+
+
+class OpenVinoBackend:
+    name = "openvino"
+
+    def __init__(self, device: str = "CPU"):
+        try:
+            import openvino
+        except ImportError as e:
+            raise ImportError("the openvino backend needs openvino: pip install 'maxpool-conformance[openvino]'") from e
+        self.ov = openvino
+        self.core = openvino.Core()
+        if device not in self.core.available_devices:
+            raise ValueError(f"device {device!r} is not among {', '.join(self.core.available_devices)}")
+        self.device = device
+        self.version = openvino.__version__.split("-")[0]
+
+    def details(self) -> dict[str, str]:
+        return {"device": self.device, "build": self.ov.__version__,
+                "ai.onnx": "ONNX frontend (Core.read_model)", OPENVINO_DOMAIN: "opset1/opset8 max_pool"}
+
+    def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
+        try:
+            if [n.domain for n in model.graph.node] == [OPENVINO_DOMAIN]:
+                built = self._native(model, inputs)
+            else:
+                built = self._through_the_frontend(model)
+                # the shapes the inputs have, where the model leaves them open (CPU needs a rank)
+                built.reshape({index: list(inputs[vi.name].shape) for index, vi in enumerate(model.graph.input)})
+            compiled = self.core.compile_model(built, self.device)
+        except Exception as e:  # noqa: BLE001 - sorted into cannot (unsupported) and refuses (error)
+            # OpenVINO's messages start with where they were thrown: lead with why.
+            lines = [line.strip(" |") for line in str(e).splitlines() if line.strip(" |")]
+            cannot = next((line for line in lines if CANNOT.search(line)), None)
+            if cannot:
+                raise Unsupported("\n".join([cannot] + lines)) from e
+            why = next((line for line in lines if not line.startswith(WHERE)), None)
+            if why is None:
+                raise
+            raise type(e)("\n".join([why] + lines)) from e
+        request = compiled.create_infer_request()
+        request.infer({index: self._tensor(inputs[vi.name]) for index, vi in enumerate(model.graph.input)})
+        return [self._array(request.get_output_tensor(index)) for index in range(len(compiled.outputs))]
+
+    def _through_the_frontend(self, model: onnx.ModelProto):
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "model.onnx")
+            onnx.save(model, path)
+            return self.core.read_model(path)
+
+    def _native(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]):
+        """OpenVINO's MaxPool-1 or -8 from the attributes of the node that names it, on an input
+        of the shape it is given."""
+        (node,) = model.graph.node
+        (graph_input,) = model.graph.input
+        version = next(o.version for o in model.opset_import if o.domain == OPENVINO_DOMAIN)
+        a = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
+        a = {k: v.decode() if isinstance(v, bytes) else v for k, v in a.items()}
+        known = {"kernel", "strides", "pads_begin", "pads_end", "rounding_type", "auto_pad"}
+        if version >= 8:
+            known |= {"dilations", "index_element_type", "axis"}
+        unknown = sorted(set(a) - known)
+        if unknown:
+            raise ValueError(f"openvino MaxPool-{1 if version < 8 else 8} has no attribute {', '.join(unknown)}")
+        element_type = ELEMENT_TYPES[graph_input.type.tensor_type.elem_type]
+        opset = self.ov.opset8 if version >= 8 else self.ov.opset1
+        data = opset.parameter(list(inputs[graph_input.name].shape), getattr(self.ov.Type, element_type),
+                               name=graph_input.name)
+        common = dict(strides=a.get("strides"), pads_begin=a.get("pads_begin"), pads_end=a.get("pads_end"),
+                      kernel_shape=a.get("kernel"), rounding_type=a.get("rounding_type", "floor"),
+                      auto_pad=a.get("auto_pad", "explicit"))
+        if version >= 8:
+            pool = opset.max_pool(data, dilations=a.get("dilations", [1] * len(a.get("kernel", []))),
+                                  index_element_type=a.get("index_element_type", "i64"), axis=a.get("axis", 0),
+                                  **common)
+        else:
+            pool = opset.max_pool(data, **common)
+        if len(node.output) > pool.get_output_size():
+            raise ValueError(f"openvino MaxPool-1 has {pool.get_output_size()} output, the node asks for {len(node.output)}")
+        return self.ov.Model([pool.output(i) for i in range(len(node.output))], [data], "max_pool")
+
+    def _tensor(self, array: np.ndarray):
+        if array.dtype == ml_dtypes.bfloat16:
+            tensor = self.ov.Tensor(self.ov.Type.bf16, array.shape)
+            tensor.data.view(np.uint16)[...] = array.view(np.uint16)
+            return tensor
+        return self.ov.Tensor(np.ascontiguousarray(array))
+
+    def _array(self, tensor) -> np.ndarray:
+        data = tensor.data.copy()
+        if tensor.element_type == self.ov.Type.bf16:  # float16 numbers holding bfloat16 bits
+            return data.view(np.uint16).view(ml_dtypes.bfloat16)
+        return data
