@@ -126,11 +126,13 @@ def _record_lines(file: Path, node: yaml.Node, path: FieldPath, lines: dict[Fiel
 
 
 def _closest_branch(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """Of the alternatives a value fails, the one it misses by the fewest errors explains it best."""
+    """Of the alternatives a value fails, one whose type it has explains it best (a list of
+    strings fails as a list, not as a number); among those, the one it misses by the fewest errors."""
     branches: dict[int, list] = {}
     for sub in error.context:
         branches.setdefault(sub.schema_path[0], []).append(sub)
-    closest = min(branches.values(), key=len)
+    of_its_type = [subs for subs in branches.values() if not any(s.validator == "type" and not s.path for s in subs)]
+    closest = min(of_its_type or branches.values(), key=len)
     return jsonschema.exceptions.best_match(closest)
 
 
@@ -145,6 +147,8 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         return f"needs exactly one of {', '.join(names)}"
     if error.validator in ("oneOf", "anyOf"):
         return "matches none of the accepted forms of this field (see conformance/schema)"
+    if error.validator == "minItems":  # jsonschema's own wording changes between its versions
+        return "must not be empty" if error.validator_value == 1 else f"needs at least {error.validator_value} items"
     return error.message
 
 

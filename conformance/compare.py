@@ -96,7 +96,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
         summary = f"{_type_name(e)}: {_first_line(str(e))}"
-        if open_ones:  # refusing is one way to read an open question
+        if any("rejected" in a.interpretations for a in open_ones):  # a reading the registry names
             return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities)
         return Verdict(Outcome.ERROR, summary, _exception_text(e), ambiguities)
     problem = malformed(actual)

@@ -46,6 +46,7 @@ def render_html(document: dict[str, Any]) -> str:
         _disagreements(items) if len(names) > 1 else "",
         _failures(items),
         _divergences(items),
+        _known_failures(items),
         _errata(items),
         _collection_errors(document),
         _unsupported(items),
@@ -203,6 +204,35 @@ def _errata(items: list[dict]) -> str:
     rows = "".join(f"<tr><td><code>{escape(e['file'])}:{e['line']}</code></td><td>{escape(e['case'])}</td>"
                    f"<td>{escape(e['reason'])}</td></tr>" for e in found)
     return f"<h2 id='errata'>Errata ({len(found)})</h2><table><tr><th>where</th><th>case</th><th>the document prints, and why it is wrong</th></tr>{rows}</table>"
+
+
+def _known_failures(items: list[dict]) -> str:
+    """The expectations entries this run matched, with their reasons and links."""
+    grouped: dict[tuple, list[str]] = {}
+    for r in items:
+        if r["outcome"] in ("xfail", "xpass") and r.get("expectation"):
+            known = r["expectation"]
+            grouped.setdefault((r["backend"], r["outcome"], known["reason"], known.get("link") or ""), []).append(r["id"])
+    if not grouped:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(b)}</td><td>{_badge(o, len(ids))}</td><td>{escape(reason)}"
+        + (f" <a href='{escape(link)}'>{escape(_link_text(link))}</a>" if link else "")
+        + f"<br><span class='muted'>e.g. <code>{escape(ids[0])}</code></span></td></tr>"
+        for (b, o, reason, link), ids in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]))))
+    return ("<h2 id='known'>Known failures</h2><p class='muted'>Items the backend's expectations file lists, "
+            "by the cause it gives; an <code>xpass</code> is a listed failure that now passes.</p>"
+            f"<table><tr><th>backend</th><th>items</th><th>cause</th></tr>{rows}</table>")
+
+
+def _link_text(link: str) -> str:
+    """owner/repo#123 for an issue, owner/repo: file#L1-L9 for a source line, else the address."""
+    parts = link.split("/")
+    if link.startswith("https://github.com/") and len(parts) > 6 and parts[5] in ("issues", "pull"):
+        return f"{parts[3]}/{parts[4]}#{parts[6]}"
+    if link.startswith("https://github.com/") and len(parts) > 7 and parts[5] == "blob":
+        return f"{parts[3]}/{parts[4]}: {parts[-1]}"
+    return link
 
 
 def _collection_errors(document: dict[str, Any]) -> str:

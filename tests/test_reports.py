@@ -85,6 +85,17 @@ def test_expectations_turn_known_failures_into_xfail_and_stale_entries_into_xpas
         assert message.startswith("listed as a known fail (too broad) but passes: update ")
 
 
+def test_the_html_report_lists_known_failures_with_their_cause_and_link(pytester, tmp_path):
+    entry = ("- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12,"
+             " link: 'https://github.com/example/runtime/issues/7'}\n")
+    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
+              f"--expectations={expectations(tmp_path, entry)}", f"--report={pytester.path / 'out'}")
+    page = (pytester.path / "out" / "report.html").read_text()
+    known = page.split("id='known'", 1)[1].split("<h2", 1)[0]
+    assert "1 xfail" in known and "zeros at 12" in known
+    assert "<a href='https://github.com/example/runtime/issues/7'>example/runtime#7</a>" in known
+
+
 def test_compare_reports_regressions_and_fixes_and_exits_on_a_regression(pytester, tmp_path, capsys):
     run_suite(pytester, "--backend=reference", f"--report={pytester.path / 'good'}")
     run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'bad'}")

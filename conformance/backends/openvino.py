@@ -28,7 +28,7 @@ OPENVINO_DOMAIN = "org.openvinotoolkit"
 CANNOT = re.compile(r"No conversion rule|is not supported|not supported yet|Unsupported operation of type|"
                     r"unsupported element type|Unsupported ONNX data type", re.IGNORECASE)
 # Lines of an OpenVINO message that say where, not why.
-WHERE = ("Exception from", "Check '", "While validating", "FrontEnd API failed", "Model wasn't", "Summary", "--")
+WHERE = ("Exception from", "Check '", "While validating", "FrontEnd API failed", "Model wasn't", "Summary")
 ELEMENT_TYPES = {onnx.TensorProto.FLOAT16: "f16", onnx.TensorProto.FLOAT: "f32", onnx.TensorProto.DOUBLE: "f64",
                  onnx.TensorProto.BFLOAT16: "bf16", onnx.TensorProto.INT8: "i8", onnx.TensorProto.UINT8: "u8",
                  onnx.TensorProto.INT32: "i32", onnx.TensorProto.INT64: "i64"}
@@ -64,7 +64,7 @@ class OpenVinoBackend:
             compiled = self.core.compile_model(built, self.device)
         except Exception as e:  # noqa: BLE001 - sorted into cannot (unsupported) and refuses (error)
             # OpenVINO's messages start with where they were thrown: lead with why.
-            lines = [line.strip(" |") for line in str(e).splitlines() if line.strip(" |")]
+            lines = [line.strip(" |-") for line in str(e).splitlines() if line.strip(" |-")]
             cannot = next((line for line in lines if CANNOT.search(line)), None)
             if cannot:
                 raise Unsupported("\n".join([cannot] + lines)) from e
@@ -102,7 +102,7 @@ class OpenVinoBackend:
                                name=graph_input.name)
         common = dict(strides=a.get("strides"), pads_begin=a.get("pads_begin"), pads_end=a.get("pads_end"),
                       kernel_shape=a.get("kernel"), rounding_type=a.get("rounding_type", "floor"),
-                      auto_pad=a.get("auto_pad", "explicit"))
+                      auto_pad=a.get("auto_pad", "explicit"), name=node.name or "MaxPool")
         if version >= 8:
             pool = opset.max_pool(data, dilations=a.get("dilations", [1] * len(a.get("kernel", []))),
                                   index_element_type=a.get("index_element_type", "i64"), axis=a.get("axis", 0),
