@@ -96,7 +96,7 @@ def _pool_block(planes: np.ndarray, axes: tuple[Axis, ...], y: np.ndarray, indic
         # np.maximum may return -0.0 for +0.0 (or the reverse) and any of a window's NaNs.
         inexact = not np.issubdtype(y.dtype, np.integer)
         has_nan = inexact and bool(np.isnan(y.max()))
-        unsure = inexact and (has_nan or np.count_nonzero(y) < y.size)
+        unsure = inexact and (has_nan or not np.all(y))
     if not (with_indices or unsure):
         return
     code = _first_taps(_Taps(planes, len(axes), axes[-1], split=True), axes, y, has_nan)
