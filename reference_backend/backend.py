@@ -195,16 +195,8 @@ class _OpenVinoMaxPool(_Node):
         return [y, indices.astype(_INDEX_TYPES[a.get("index_element_type", b"i64").decode()])]
 
     def validate(self, proto: onnx.NodeProto) -> None:
-        sig, attrs, op = self.signature, self.attrs, self.op
-        if len(proto.input) != 1 or not proto.input[0]:
-            raise InvalidModel(f"{op} takes one input, got {len(proto.input)}")
-        if not sig.outputs[0] <= len(proto.output) <= sig.outputs[1]:
-            raise InvalidModel(f"{op} has {sig.outputs[0]} to {sig.outputs[1]} outputs, got {len(proto.output)}")
-        for a in proto.attribute:
-            if a.name not in sig.attributes:
-                raise InvalidModel(f"{op} has no attribute {a.name!r}")
-            if a.type != sig.attributes[a.name]:
-                raise InvalidModel(f"{op}: attribute {a.name!r} has the wrong type")
+        _check_signature(self, proto)
+        attrs, op = self.attrs, self.op
         for name in ("kernel", "strides", "pads_begin", "pads_end"):
             if name not in attrs:
                 raise InvalidModel(f"{op}: {name} is required")
@@ -248,8 +240,9 @@ def _compile(proto: onnx.NodeProto, opsets: dict[str, int]) -> _Node:
     return node
 
 
-def _validate(node: _Node, proto: onnx.NodeProto) -> None:
-    sig, attrs, op = node.signature, node.attrs, node.op
+def _check_signature(node: _Node, proto: onnx.NodeProto) -> None:
+    """The node's inputs, outputs and attributes against its version's signature."""
+    sig, op = node.signature, node.op
     n_in = len(proto.input)
     if not sig.inputs[0] <= n_in <= sig.inputs[1] or any(not name for name in proto.input[: sig.inputs[0]]):
         raise InvalidModel(f"{op} takes {sig.inputs[0]} to {sig.inputs[1]} inputs, got {n_in}")
@@ -260,6 +253,11 @@ def _validate(node: _Node, proto: onnx.NodeProto) -> None:
             raise InvalidModel(f"{op} has no attribute {a.name!r}")
         if a.type != sig.attributes[a.name]:
             raise InvalidModel(f"{op}: attribute {a.name!r} has the wrong type")
+
+
+def _validate(node: _Node, proto: onnx.NodeProto) -> None:
+    _check_signature(node, proto)
+    attrs, op = node.attrs, node.op
     kernel = attrs.get("kernel_shape")
     if not kernel:
         raise InvalidModel(f"{op}: kernel_shape is required")
