@@ -97,10 +97,7 @@ def pool_axes(
             begin = end = 0
             out = -(-(size - extent + 1) // s)
         else:
-            out = -(-size // s)
-            total = max(0, (out - 1) * s + extent - size)
-            small, large = total // 2, total - total // 2
-            begin, end = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+            begin, end, out = _same_padding(size, s, extent, upper=auto_pad == "SAME_UPPER")
         if out < 0:
             raise GeometryError(
                 f"spatial axis {i}: the kernel extent {extent} exceeds the padded input "
@@ -108,6 +105,16 @@ def pool_axes(
             )
         axes.append(Axis(size, k, s, d, begin, end, out))
     return tuple(axes)
+
+
+def _same_padding(size: int, stride: int, extent: int, upper: bool) -> tuple[int, int, int]:
+    """(pad_begin, pad_end, out) of SAME padding, in ONNX and OpenVINO alike: ceil(size / stride)
+    outputs, the pad total of the dilated extent, its odd element at the end (upper) or the
+    beginning (lower); never negative (``same-pad-negative``)."""
+    out = -(-size // stride)
+    total = max(0, (out - 1) * stride + extent - size)
+    small, large = total // 2, total - total // 2
+    return (small, large, out) if upper else (large, small, out)
 
 
 def unpool_shape(
@@ -175,10 +182,7 @@ def openvino_axes(
             raise GeometryError("kernel, strides and dilations must be positive")
         extent = (k - 1) * d + 1
         if auto_pad.startswith("same"):
-            out = -(-size // s)
-            total = max(0, (out - 1) * s + extent - size)
-            small, large = total // 2, total - total // 2
-            begin, end = (small, large) if auto_pad == "same_upper" else (large, small)
+            begin, end, out = _same_padding(size, s, extent, upper=auto_pad == "same_upper")
         else:
             begin, end = (pads_begin[i], pads_end[i]) if auto_pad == "explicit" else (0, 0)
             if begin < 0 or end < 0:
