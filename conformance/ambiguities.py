@@ -46,7 +46,7 @@ def _pooling(item: Item) -> tuple[dict, tuple[int, ...]] | None:
     case = item.case
     if case.domain == OPENVINO_DOMAIN:
         return None
-    if case.op == "MaxPool":
+    if case.op in ("MaxPool", "NhwcMaxPool"):
         return case.attributes, item.inputs[0].spec.shape
     if case.upstream and case.upstream.op == "MaxPool":
         return case.upstream.attributes, item.inputs[0].spec.shape

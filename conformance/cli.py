@@ -6,6 +6,7 @@
     conformance backends                           the registered backends and whether they load here
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
+    conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .backends import load_backend, registered_backends
 from .cases import bundled_case_dir
 from .expectations import draft_expectations
 from .export import export
+from .fuzz import command as fuzz_command
 from .html_report import render_html
 from .registry_page import render
 from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
@@ -56,7 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
+    fuzz_command.add_parser(commands)
+
     args = parser.parse_args(argv)
+    if args.command == "fuzz":
+        return fuzz_command.main(args)
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output)
     if args.command == "export":

@@ -6,6 +6,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
+from .fuzz.render import fuzz_html
 from .summary import (OUTCOMES, backends, case_class, disagreements, divergences, errata, failures, matrix,
                       opset_regressions, totals)
 
@@ -45,6 +46,7 @@ def render_html(document: dict[str, Any]) -> str:
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
         _failures(items),
+        fuzz_html(document),
         _divergences(items),
         _known_failures(items),
         _errata(items),

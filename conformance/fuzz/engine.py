@@ -1,13 +1,14 @@
-"""The differential search: draw configurations, judge each as the suite does, shrink each new
-failure to a minimal model with hypothesis, and tell which selectors it depends on.
+"""The differential search: draw configurations, judge each as the suite does, shrink one example
+of each failure signature to a minimal model with hypothesis, and tell which selectors it
+depends on.
 
-The search runs in rounds. In a round hypothesis draws configurations; a failure whose signature
-(operator version, outcome, what differs, element type, Indices or not) is new raises an exception
-class of its own, so that hypothesis shrinks every new signature separately, keeping its
-signature while it shrinks. Signatures known from earlier rounds count as hits and raise nothing,
-so the next round looks for other failures. Rounds go on until ``budget`` configurations have
-been judged. A round's seed derives from the run's seed: a run is deterministic for a seed, up to
-the shrinking time cap (a shrink cut short by the cap ends where the cap found it).
+The search judges ``budget`` configurations of a hypothesis sequence seeded by the run's seed,
+recording each signature (operator, outcome, what differs, element type, Indices or not) with its
+first example. Each signature is then shrunk on its own: hypothesis replays the same sequence
+(judgements are cached) up to that example and shrinks it, keeping the signature; the operator
+version shrinks too, and the selector analysis then varies the version, the element type and
+every attribute of the minimal model. A run is deterministic for a seed, up to the shrinking
+time cap (a shrink cut short stops where the cap finds it).
 """
 
 from __future__ import annotations
@@ -33,14 +34,14 @@ from .space import Target, configurations, special_values, with_changes
 
 FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 DEFAULT_BUDGET = 1000
-DEFAULT_SHRINK_S = 60.0
+DEFAULT_SHRINK_S = 20.0  # per cluster
 
 
 @dataclass(frozen=True)
 class Signature:
     """What a failure is, as far as shrinking must keep it."""
 
-    op: str  # operator and version, as in item ids
+    op: str  # the operator as in item ids, without its version (which shrinks to the first that fails)
     outcome: str
     kind: str  # what differs: an output's values or form, a refusal, an accepted invalid model, a crash
     dtype: str
@@ -51,7 +52,7 @@ class Signature:
 
     def slug(self) -> str:
         words = re.sub(r"[^a-z0-9]+", "_", f"{self.kind} {self.dtype}".lower()).strip("_")
-        return words[:60].rstrip("_")
+        return words[:40].rstrip("_")
 
 
 @dataclass
@@ -94,17 +95,7 @@ class _Stop(BaseException):
 
 
 class _Found(Exception):
-    signature: Signature
-
-
-_FAILURE_CLASSES: dict[Signature, type] = {}
-
-
-def _failure_class(signature: Signature) -> type:
-    """One exception class per signature: hypothesis shrinks each class separately."""
-    if signature not in _FAILURE_CLASSES:
-        _FAILURE_CLASSES[signature] = type(f"Fuzz_{len(_FAILURE_CLASSES)}", (_Found,), {"signature": signature})
-    return _FAILURE_CLASSES[signature]
+    """The example a shrink is after (hypothesis shrinks what raises it)."""
 
 
 def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signature | None:
@@ -124,12 +115,17 @@ def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signat
             kind += ": " + ("element type" if "element type" in first.summary else "shape")
         elif first.shown and "expected" in first.shown[0]:
             kind += ": " + _value_classes(first.shown[0])
-    return Signature(item.id.split("/")[0], verdict.outcome.value, kind, item.dtype, indices)
+    return Signature(item.id.split("/")[0].rpartition("-")[0], verdict.outcome.value, kind, item.dtype, indices)
 
 
 def _normalized(message: str) -> str:
-    """A refusal's message without its numbers, names and shapes, so that one cause is one kind."""
-    text = re.sub(r"\[[^\]]*\]|\([^)]*\)|'[^']*'|\"[^\"]*\"|\d+", "#", message)
+    """A refusal's reason without where it was raised, numbers, names and shapes, so that one
+    cause is one kind."""
+    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : |Exception during initialization: |"
+                  r"Non-zero status code returned while running \w+ node\. Name:'[^']*' Status Message: |"
+                  r"\S+\.(?:cc|cpp|h|hpp|rs):\d+ ?|\w+(?:::\w+)+\([^)]*\) ?", "", message)
+    text = text.split(" was false. ", 1)[-1]  # ORT_ENFORCE: the condition, then the reason
+    text = re.sub(r"\[[^\]]*\]|\([^)]*\)|'[^']*'|\"[^\"]*\"|\d+", "#", text)
     return re.sub(r"\s+", " ", text)[:90].strip()
 
 
@@ -164,6 +160,7 @@ class Fuzzer:
         self.stop_at_first, self.reject_one_in = stop_at_first, reject_one_in
         self.progress = progress or (lambda line: None)
         self.run = FuzzRun(getattr(backend, "name", "?"), getattr(backend, "version", "?"), seed, budget)
+        self.known: dict[str, Signature | None | bool] = {}  # repr(config) -> its signature (False: no model)
 
     # ---- judging ----
 
@@ -179,20 +176,28 @@ class Fuzzer:
                 return None
             raise
 
-    # ---- the search ----
+    def _signature(self, config: dict[str, Any]) -> Signature | None | bool:
+        """The configuration's signature (None: no failure; False: no legal model), judged once."""
+        key = repr(config)
+        if key not in self.known:
+            judged = self.judge(config)
+            self.known[key] = False if judged is None else signature_of(config, *judged)
+        return self.known[key]
+
+    # ---- the search, then one shrink per signature ----
 
     def fuzz(self) -> FuzzRun:
         started = time.monotonic()
         self.targets = self._supported(self.targets)
         found: dict[Signature, Cluster] = {}
-        round_number = 0
-        while self.targets and self.run.judged < self.budget:
-            new = self._round(round_number, found, started)
-            round_number += 1
-            if self.stop_at_first and found:
-                break
-            if not new and self.run.judged < self.budget and round_number > 1000:
-                break
+        if self.targets:
+            self._search(found, started)
+        for signature, cluster in found.items():
+            if self.shrink and not self.stop_at_first:
+                self._shrink(cluster)
+                cluster.selectors = self.selectors(cluster)
+                self.progress(f"shrunk: {signature.describe()}; changing this makes it pass: "
+                              f"{', '.join(cluster.matters) or '-'}")
         self.run.clusters = sorted(found.values(), key=lambda c: (c.signature.op, c.signature.kind, c.signature.dtype))
         self.run.seconds = time.monotonic() - started
         return self.run
@@ -213,74 +218,73 @@ class Fuzzer:
                 kept.append(Target(target.domain, target.op, target.version, tuple(dtypes)))
         return kept
 
-    def _round(self, number: int, found: dict[Signature, Cluster], started: float) -> bool:
-        state = {"failing_since": None, "best": {}}  # the round's new signatures -> (key, config)
-        run = self.run
-
-        def check(config: dict[str, Any]) -> None:
-            key = repr(config)
-            failing_since = state["failing_since"]
-            if failing_since is not None and time.monotonic() - failing_since > self.shrink_s:
-                for signature, (best_key, _) in state["best"].items():  # the cap: keep what we have
-                    if key == best_key:
-                        raise _failure_class(signature)()
-                return
-            t0 = time.monotonic()
-            judged = self.judge(config)
-            if judged is None:
-                if failing_since is None:
-                    run.discarded += 1
-                reject()
-            item, verdict = judged
-            if failing_since is None:
-                run.judged += 1
-                run.search_seconds += time.monotonic() - t0
-                run.outcomes[verdict.outcome.value] = run.outcomes.get(verdict.outcome.value, 0) + 1
-            signature = signature_of(config, item, verdict)
-            if signature is None:
-                return
-            if signature in found:
-                if failing_since is None:
-                    found[signature].hits += 1
-                if signature not in state["best"]:
-                    return
-            else:
-                found[signature] = Cluster(signature, config, item, verdict, 1, run.judged,
-                                           round(time.monotonic() - started, 3))
-                self.progress(f"found after {run.judged} configurations: {signature.describe()}")
-            cluster = found[signature]
-            state["best"][signature] = (key, config)
-            cluster.config, cluster.item, cluster.verdict = config, item, verdict
-            if self.stop_at_first:
-                raise _Stop
-            if state["failing_since"] is None:
-                state["failing_since"] = time.monotonic()
-            raise _failure_class(signature)()
-
-        phases = [Phase.generate] + ([Phase.shrink] if self.shrink and not self.stop_at_first else [])
-
-        @settings(max_examples=max(self.budget - run.judged, 1), database=None, deadline=None, phases=phases,
-                  report_multiple_bugs=True, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
-        @hypothesis_seed(self.seed * 100003 + number)
+    def _hypothesis(self, check: Callable[[dict[str, Any]], None], phases: list[Phase]) -> None:
+        """Run ``check`` on the run's deterministic sequence of configurations (the same sequence
+        for the search and each shrink, up to the first example a shrink is after)."""
+        @settings(max_examples=self.budget, database=None, deadline=None, phases=phases, report_multiple_bugs=False,
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+        @hypothesis_seed(self.seed)
         @given(configurations(self.targets, self.reject_one_in))
         def search(config):
             check(config)
 
-        judged_before = run.judged
         try:
             search()
-        except _Stop:
+        except (_Stop, _Found, Unsatisfiable):
             pass
-        except (Unsatisfiable, _Found):
-            pass
-        except BaseException as e:  # several new signatures come back as an exception group
-            if not all(isinstance(x, _Found) for x in getattr(e, "exceptions", ())) or not getattr(e, "exceptions", ()):
-                raise
-        if state["best"] and self.shrink and not self.stop_at_first:
-            for signature in state["best"]:
-                found[signature].selectors = self.selectors(found[signature])
-                self.progress(f"shrunk: {signature.describe()}; matters: {', '.join(found[signature].matters) or '-'}")
-        return bool(state["best"]) or run.judged > judged_before
+
+    def _search(self, found: dict[Signature, Cluster], started: float) -> None:
+        run = self.run
+
+        def check(config: dict[str, Any]) -> None:
+            t0 = time.monotonic()
+            judged = self.judge(config)
+            if judged is None:
+                self.known[repr(config)] = False
+                run.discarded += 1
+                reject()
+            item, verdict = judged
+            run.judged += 1
+            run.search_seconds += time.monotonic() - t0
+            run.outcomes[verdict.outcome.value] = run.outcomes.get(verdict.outcome.value, 0) + 1
+            signature = self.known[repr(config)] = signature_of(config, item, verdict)
+            if signature is None:
+                return
+            if signature in found:
+                found[signature].hits += 1
+                return
+            found[signature] = Cluster(signature, config, item, verdict, 1, run.judged,
+                                       round(time.monotonic() - started, 3))
+            self.progress(f"found after {run.judged} configurations: {signature.describe()}")
+            if self.stop_at_first:
+                raise _Stop
+
+        self._hypothesis(check, [Phase.generate])
+
+    def _shrink(self, cluster: Cluster) -> None:
+        """Replay the search until the cluster's first example, then let hypothesis shrink it,
+        keeping its signature; after ``shrink_s`` seconds the smallest so far stands."""
+        wanted, best = cluster.signature, {"key": None, "config": None}
+        started = time.monotonic()
+
+        def check(config: dict[str, Any]) -> None:
+            key = repr(config)
+            if best["key"] is not None and time.monotonic() - started > self.shrink_s:
+                if key == best["key"]:
+                    raise _Found
+                return
+            signature = self._signature(config)
+            if signature is False:
+                reject()
+            if signature == wanted:
+                best["key"], best["config"] = key, config
+                raise _Found
+
+        self._hypothesis(check, [Phase.generate, Phase.shrink])
+        if best["config"] is not None:
+            judged = self.judge(best["config"])
+            if judged and signature_of(best["config"], *judged) == wanted:
+                cluster.config, (cluster.item, cluster.verdict) = best["config"], judged
 
     # ---- which selectors matter ----
 
@@ -355,6 +359,8 @@ def variations(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"C={shape[1] + 1}", with_changes(config, shape=[shape[0], shape[1] + 1] + shape[2:])
     else:
         yield "C=8", with_changes(config, shape=[shape[0], 8] + shape[2:])
+    if rank > 1 and not config.get("reject"):
+        yield f"rank={rank - 1}", _one_axis_fewer(config)
     filling = config["filling"]
     if filling["rate"]:
         yield "no special values", with_changes(config, filling=dict(filling, rate=0.0))
@@ -364,6 +370,22 @@ def variations(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"without {value}", with_changes(config, filling=dict(filling, palette=rest))
     if filling["base"] == "ties":
         yield "distinct values", with_changes(config, filling=dict(filling, base="distinct"))
+
+
+def _one_axis_fewer(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` without its last spatial axis (every per-axis attribute shortened)."""
+    rank = len(config["shape"]) - 2
+    a = {}
+    for name, value in config["attributes"].items():
+        if name == "pads":
+            value = value[:rank - 1] + value[rank:2 * rank - 1]
+        elif isinstance(value, list) and len(value) == rank and name != "activation_params":
+            value = value[:-1]
+        a[name] = value
+    changes: dict[str, Any] = {"shape": config["shape"][:-1], "attributes": a}
+    if config.get("output_shape_growth"):
+        changes["output_shape_growth"] = config["output_shape_growth"][:-1]
+    return with_changes(config, **changes)
 
 
 def _palette_as(palette: list, dtype: str) -> list | None:
