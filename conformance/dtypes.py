@@ -21,6 +21,12 @@ class DType:
 
     def cast(self, values) -> np.ndarray:
         """Literal or generated values as this type; integers must be integral and in range."""
+        exact = np.asarray(values)
+        if self.is_integer and exact.dtype.kind in "iu":  # no float64 round trip: int64 above 2^53 stays exact
+            info = np.iinfo(self.numpy)
+            if exact.size and (int(exact.min()) < info.min or int(exact.max()) > info.max):
+                raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}]")
+            return exact.astype(self.numpy)
         array = np.asarray(values, dtype=np.float64)
         if self.is_integer:
             info = np.iinfo(self.numpy)

@@ -67,3 +67,8 @@ def test_the_suite_catches_the_mutant(mutant, record_property):
     killer = first_kill(mutant)
     record_property("mutant", {"name": mutant.name, "killed_by": killer})
     assert killer, f"no unambiguous item catches {mutant.name}: {mutant.bug}"
+
+
+def test_there_are_at_least_twenty_path_mutants():
+    assert len(PATH_MUTANTS) >= 20
+    assert not {m.name for m in PATH_MUTANTS} & {m.name for m in MUTANTS}
