@@ -6,6 +6,7 @@
     conformance backends                           the registered backends and whether they load here
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
+    conformance coverage [--output FILE]           behaviour classes x path selectors (README table)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
 """
 
@@ -58,11 +59,17 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
+    covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
+    covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     fuzz_command.add_parser(commands)
 
     args = parser.parse_args(argv)
     if args.command == "fuzz":
         return fuzz_command.main(args)
+    if args.command == "coverage":
+        from .coverage import render as render_coverage
+        sys.stdout.write(render_coverage(args.cases))
+        return 0
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output)
     if args.command == "export":

@@ -21,10 +21,10 @@ class DType:
 
     def cast(self, values) -> np.ndarray:
         """Literal or generated values as this type; integers must be integral and in range."""
-        if self.is_integer and _all_ints(values):  # exact: int64 values above 2**53 stay themselves
-            exact = np.asarray(values, dtype=object)
+        exact = np.asarray(values)
+        if self.is_integer and exact.dtype.kind in "iu":  # no float64 round trip: int64 above 2^53 stays exact
             info = np.iinfo(self.numpy)
-            if exact.size and (exact.min() < info.min or exact.max() > info.max):
+            if exact.size and (int(exact.min()) < info.min or int(exact.max()) > info.max):
                 raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}]")
             return exact.astype(self.numpy)
         array = np.asarray(values, dtype=np.float64)
@@ -35,12 +35,6 @@ class DType:
             if array.size and (array.min() < info.min or array.max() > info.max):
                 raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}]")
         return array.astype(self.numpy)
-
-
-def _all_ints(values) -> bool:
-    if isinstance(values, (list, tuple)):
-        return all(_all_ints(v) for v in values)
-    return isinstance(values, (int, np.integer)) and not isinstance(values, bool)
 
 
 DTYPES = {

@@ -353,7 +353,8 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     elif "uniform" in distribution:
         values = rng.uniform(*distribution["uniform"], size=count)
     else:
-        values = rng.choice(np.array(distribution["choice"], dtype=np.float64), size=count)
+        choices = np.asarray(distribution["choice"])  # integers stay exact (int64 above 2^53)
+        values = choices[rng.choice(len(choices), size=count)]
     return dtype.cast(values).reshape(shape)
 
 
