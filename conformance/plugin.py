@@ -66,6 +66,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
                     help=f"address-space limit of the isolated backend's process, 0 for none "
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
+    group.addoption("--conformance-fuzz", type=int, default=None, metavar="BUDGET",
+                    help="instead of the case files, fuzz each backend with BUDGET configurations (conformance fuzz)")
+    group.addoption("--conformance-fuzz-out", type=Path, default=None, metavar="DIR",
+                    help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
 
 
 @dataclass
@@ -92,6 +96,9 @@ class SuiteSession:
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         self.results = Results(self.env, self.report_dir)
+        self.fuzz_runs: list = []  # --conformance-fuzz
+        if (config.getoption("conformance_fuzz") or 1) < 1:
+            raise pytest.UsageError("--conformance-fuzz: the budget must be at least 1")
 
     def _target(self, spec: str) -> BackendUnderTest:
         config = self.config
@@ -125,7 +132,11 @@ class SuiteSession:
         for target in self.targets:
             if target.runner is not target.backend:
                 target.runner.close()
-        if self.report_dir is not None:
+        if self.report_dir is not None and self.fuzz_runs:
+            from .fuzz.command import write_fuzz_reports
+            write_fuzz_reports(self.env, self.fuzz_runs, self.report_dir, self.config.getoption("conformance_fuzz_out"),
+                               base=self.results)
+        elif self.report_dir is not None:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
             write_reports(self.results, partial=interrupted, interrupted=interrupted)
 
@@ -133,6 +144,9 @@ class SuiteSession:
         return header_lines(self.env)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):
+        if file_path == PACKAGE_DIR / "__init__.py" and self.config.getoption("conformance_fuzz") is not None:
+            from .fuzz.pytest_items import FuzzSuite
+            return FuzzSuite.from_parent(parent, path=self.case_dir, session_state=self)
         if file_path == PACKAGE_DIR / "__init__.py":
             return Suite.from_parent(parent, path=self.case_dir)
         return None

@@ -35,6 +35,7 @@ from .space import Target, configurations, special_values, with_changes
 FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 DEFAULT_BUDGET = 1000
 DEFAULT_SHRINK_S = 20.0  # per cluster
+CHUNK = 50  # configurations per hypothesis run of the search
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Cluster:
     found_after: int = 0  # configurations judged when it was first seen
     found_after_s: float = 0.0
     selectors: list[dict[str, str]] = field(default_factory=list)  # each varied selector and what it did
+    chunk: int = 0  # the chunk of the search that drew its first example
 
     @property
     def matters(self) -> list[str]:
@@ -218,12 +220,14 @@ class Fuzzer:
                 kept.append(Target(target.domain, target.op, target.version, tuple(dtypes)))
         return kept
 
-    def _hypothesis(self, check: Callable[[dict[str, Any]], None], phases: list[Phase]) -> None:
-        """Run ``check`` on the run's deterministic sequence of configurations (the same sequence
-        for the search and each shrink, up to the first example a shrink is after)."""
-        @settings(max_examples=self.budget, database=None, deadline=None, phases=phases, report_multiple_bugs=False,
+    def _hypothesis(self, check: Callable[[dict[str, Any]], None], phases: list[Phase], chunk: int) -> None:
+        """Run ``check`` on chunk ``chunk`` of the run's deterministic sequence of configurations
+        (the same for the search and each shrink, up to the first example a shrink is after).
+        Short chunks, each from a seed of its own, keep the draws diverse: a long hypothesis run
+        mutates its earlier examples more and more."""
+        @settings(max_examples=CHUNK, database=None, deadline=None, phases=phases, report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
-        @hypothesis_seed(self.seed)
+        @hypothesis_seed(self.seed * 1_000_003 + chunk)
         @given(configurations(self.targets, self.reject_one_in))
         def search(config):
             check(config)
@@ -237,6 +241,12 @@ class Fuzzer:
         run = self.run
 
         def check(config: dict[str, Any]) -> None:
+            if run.judged >= self.budget:
+                raise _Stop
+            if repr(config) in self.known:  # drawn before (each chunk starts with the simplest configuration)
+                if self.known[repr(config)] is False:
+                    reject()
+                return
             t0 = time.monotonic()
             judged = self.judge(config)
             if judged is None:
@@ -254,12 +264,18 @@ class Fuzzer:
                 found[signature].hits += 1
                 return
             found[signature] = Cluster(signature, config, item, verdict, 1, run.judged,
-                                       round(time.monotonic() - started, 3))
+                                       round(time.monotonic() - started, 3), chunk=state["chunk"])
             self.progress(f"found after {run.judged} configurations: {signature.describe()}")
             if self.stop_at_first:
                 raise _Stop
 
-        self._hypothesis(check, [Phase.generate])
+        state = {"chunk": 0}
+        while run.judged < self.budget and not (self.stop_at_first and found):
+            before = run.judged
+            self._hypothesis(check, [Phase.generate], state["chunk"])
+            state["chunk"] += 1
+            if run.judged == before and state["chunk"] > 10 * (self.budget // CHUNK + 1):
+                break  # the space is exhausted (every draw is a repeat or makes no model)
 
     def _shrink(self, cluster: Cluster) -> None:
         """Replay the search until the cluster's first example, then let hypothesis shrink it,
@@ -280,7 +296,7 @@ class Fuzzer:
                 best["key"], best["config"] = key, config
                 raise _Found
 
-        self._hypothesis(check, [Phase.generate, Phase.shrink])
+        self._hypothesis(check, [Phase.generate, Phase.shrink], cluster.chunk)
         if best["config"] is not None:
             judged = self.judge(best["config"])
             if judged and signature_of(best["config"], *judged) == wanted:

@@ -37,11 +37,11 @@ MAX_ELEMENTS = 4096  # per input: large enough for vector remainders, small enou
 CHANNELS = (1, 1, 1, 2, 3, 4, 8, 16, 7, 9, 15, 17, 24)
 BATCHES = (1, 1, 2, 3, 0)
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13)
-WIDTHS = (15, 16, 17, 31, 32, 33, 7, 8, 9)
+WIDTHS = (15, 16, 17, 31, 32, 33, 7, 8, 9, 1030)  # 1030: rows wider than a 1024-element buffer
 KERNELS = (1, 2, 3, 2, 3, 4, 5, 9)
 STRIDES = (1, 2, 2, 3, 3)
 DILATIONS = (1, 2, 3)
-SPATIAL_RANKS = (1, 2, 2, 3, 4)
+SPATIAL_RANKS = (1, 2, 3, 1, 2, 3, 4)  # hypothesis draws the later ones less: each rank twice
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,13 @@ def special_values(dtype: str) -> list[float | int]:
     return [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in values]
 
 
+# Where each float type's neighbours merge in the next narrower type (float64 -> float32 at
+# 2**24, float32 -> float16 at 2048; bfloat16 -> float16 overflows above 65504), and a step that
+# keeps the values distinct in the type itself.
+PRECISION_EDGE = {"float64": 2.0**24, "float32": 2048.0, "float16": -2048.0, "bfloat16": 65536.0}
+EDGE_STEP = {"float64": 0.5, "float32": 0.5, "float16": 1.0, "bfloat16": 512.0}
+
+
 @st.composite
 def fillings(draw, dtype: str) -> dict[str, Any]:
     """How to fill an input: distinct values (every maximum unique) or few small ones (ties), with
@@ -110,8 +117,8 @@ def fillings(draw, dtype: str) -> dict[str, Any]:
     specials = special_values(dtype)
     return {
         "seed": draw(st.integers(0, 2**16)),
-        "base": draw(st.sampled_from(("distinct", "ties"))),
-        "rate": draw(st.sampled_from((0.0, 0.1, 0.5, 1.0))),
+        "base": draw(st.sampled_from(("distinct", "ties", "edge"))),
+        "rate": draw(st.sampled_from((0.0, 0.1, 0.5, 0.9, 1.0))),
         "palette": draw(st.lists(st.sampled_from(specials), min_size=1, max_size=3)),
     }
 
@@ -128,6 +135,14 @@ def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndar
             values = values % (int(info.max) - int(info.min) + 1) + int(info.min) if info.bits <= 8 else values
         else:
             values = values * 0.5 if dtype in ("float32", "float64") else values.astype(np.float64)
+    elif filling["base"] == "edge":  # distinct values where a narrower type runs out of precision or range
+        values = rng.permutation(count)
+        if DTYPES[dtype].is_integer:
+            info = np.iinfo(numpy)
+            start = {"int32": 2**24 - count // 2, "int64": 2**53 - count // 2}.get(dtype, int(info.min))
+            values = (values % (int(info.max) - start + 1)) + start
+        else:
+            values = PRECISION_EDGE[dtype] + values * EDGE_STEP[dtype]
     else:
         values = rng.choice(np.array([-2, -1, 1, 2]), count)
         if DTYPES[dtype].is_integer and np.iinfo(numpy).min == 0:
@@ -160,12 +175,12 @@ def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
     sizes = [draw(st.sampled_from(SIZES)) for _ in range(rank)]
     if draw(st.booleans()):  # the innermost axis around a vector width
         sizes[-1] = draw(st.sampled_from(WIDTHS))
-    while n * c * int(np.prod(sizes)) > MAX_ELEMENTS:  # keep it small: shrink the largest axis
-        largest = int(np.argmax(sizes))
-        if sizes[largest] > 1:
-            sizes[largest] = max(1, sizes[largest] // 2)
+    while n * c * int(np.prod(sizes)) > MAX_ELEMENTS:  # keep it small: N and C go first, the innermost axis last
+        if n * c > 1:
+            n, c = (max(1, n // 2), c) if n > 1 else (n, max(1, c // 2))
         else:
-            c = max(1, c // 2)
+            largest = int(np.argmax(sizes[:-1])) if len(sizes) > 1 and max(sizes[:-1]) > 1 else len(sizes) - 1
+            sizes[largest] = max(1, sizes[largest] // 2)
     return [n, c], sizes
 
 
@@ -173,6 +188,8 @@ def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tu
     """A kernel (and dilations, or None for omitted) whose dilated extent fits each axis, so that
     every window holds an element."""
     kernel = [draw(st.sampled_from([k for k in kernels if k <= size] or [1])) for size in sizes]
+    if draw(st.sampled_from((False, False, False, False, True))):  # a window as large as the input (global pooling)
+        kernel = list(sizes)
     if not dilated:
         return kernel, None
     dilations = _optional(draw, st.lists(st.sampled_from(DILATIONS), min_size=len(sizes), max_size=len(sizes)))
