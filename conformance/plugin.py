@@ -97,7 +97,7 @@ class SuiteSession:
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         self.results = Results(self.env, self.report_dir)
         self.fuzz_runs: list = []  # --conformance-fuzz
-        if (config.getoption("conformance_fuzz") or 1) < 1:
+        if config.getoption("conformance_fuzz") is not None and config.getoption("conformance_fuzz") < 1:
             raise pytest.UsageError("--conformance-fuzz: the budget must be at least 1")
 
     def _target(self, spec: str) -> BackendUnderTest:
