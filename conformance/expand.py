@@ -353,7 +353,7 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     elif "uniform" in distribution:
         values = rng.uniform(*distribution["uniform"], size=count)
     else:
-        values = rng.choice(np.array(distribution["choice"], dtype=np.float64), size=count)
+        values = rng.choice(dtype.cast(distribution["choice"]), size=count)  # exact: no float64 on the way
     return dtype.cast(values).reshape(shape)
 
 
