@@ -93,6 +93,7 @@ def read_text(file: Path, limits: Limits) -> str:
 # libyaml's parser, where PyYAML has it, walks the events ten times faster than the pure-Python one.
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # A plain scalar that YAML reads as a number but that no element type can hold exactly.
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 _LONG_INTEGER = re.compile(r"^[-+]?[0-9_]{40,}$")
 _FLOAT = re.compile(r"^[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+]?[0-9]+)?$")
 
@@ -152,7 +153,7 @@ def check_structure(text: str, limits: Limits) -> None:
                 count(1, event)
                 if event.anchor is not None:
                     anchored[event.anchor] = 1
-                if not is_key and event.style is None:
+                if not is_key and (event.implicit[0] or event.tag in _NUMBER_TAGS):
                     _check_number(event, *where(event))
             elif isinstance(event, yaml.AliasEvent):
                 place(event)
