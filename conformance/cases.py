@@ -28,6 +28,7 @@ SCHEMA_DIR = Path(__file__).with_name("schema")
 REGISTRY_FILE = "ambiguities.yaml"
 DEFAULT_DOMAIN = "ai.onnx"
 CASE_SUFFIXES = (".yaml", ".yml")
+MAX_MESSAGE = 500  # characters of an error message shown: a value quoted in it may be huge
 
 FieldPath = tuple[Any, ...]
 
@@ -42,7 +43,9 @@ class CaseError(Exception):
 
     def __str__(self) -> str:
         where = f" {self.field}:" if self.field else ""
-        return escaped(f"{self.file}:{self.line}:{where} {self.message}")
+        message = self.message if len(self.message) <= MAX_MESSAGE else \
+            f"{self.message[:MAX_MESSAGE]}... ({len(self.message):,} characters)"
+        return escaped(f"{self.file}:{self.line}:{where} {message}")
 
 
 def escaped(text: str) -> str:
@@ -102,7 +105,7 @@ def read_yaml(file: Path, schema_name: str, limits: Limits = DEFAULT_LIMITS) -> 
         raise CaseError(file, line, "", f"YAML error: unacceptable character #x{e.character:04x}") from None
     except yaml.YAMLError as e:
         raise CaseError(file, 1, "", f"YAML error: {e}") from None
-    except (ValueError, RecursionError) as e:  # a value PyYAML's constructors cannot build
+    except (ValueError, TypeError, RecursionError) as e:  # a value PyYAML cannot build (an unhashable key...)
         raise CaseError(file, 1, "", f"YAML error: {type(e).__name__}: {e}") from None
     source = Source(file, data, lines)
     if data is None:
@@ -164,6 +167,8 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         return f"needs exactly one of {', '.join(names)}"
     if error.validator in ("oneOf", "anyOf"):
         return "matches none of the accepted forms of this field (see conformance/schema)"
+    if error.validator == "maxLength":  # jsonschema's message quotes the whole string
+        return f"is {len(error.instance):,} characters long; at most {error.validator_value}"
     if error.validator == "minItems":  # jsonschema's own wording changes between its versions
         return "must not be empty" if error.validator_value == 1 else f"needs at least {error.validator_value} items"
     return error.message
@@ -399,6 +404,12 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         size = math.prod(spec.shape)
         if size > limits.elements:
             raise error(where + field, limits.exceeded("elements", size, "input elements"))
+        distribution = spec.random["distribution"] if spec.random else None
+        if isinstance(distribution, dict) and "distinct" in distribution:  # drawn from a permutation of the range
+            low, high = distribution["distinct"]
+            if high - low + 1 > limits.elements:
+                raise error(where + ("random", "distribution"),
+                            limits.exceeded("elements", high - low + 1, "integers in the distinct range"))
     raw_outputs = raw.get("outputs", {})
     if isinstance(raw_outputs, list):  # a must-reject case names the node's outputs only
         outputs = tuple(OutputSpec(name, None) for name in raw_outputs)

@@ -33,7 +33,7 @@ class DType:
             result = array.astype(self.numpy)
         overflowed = np.isfinite(array) & ~np.isfinite(result.astype(np.float64))
         if np.any(overflowed):
-            biggest = float(np.finfo(self.numpy).max)
+            biggest = float(ml_dtypes.finfo(self.numpy).max)  # numpy's finfo does not know bfloat16
             raise ValueError(f"{self.name} values must lie within ±{biggest:g}: "
                              f"{array[overflowed].flat[0]:g} overflows to infinity (write .inf for an infinity)")
         return result

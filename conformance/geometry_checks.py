@@ -90,7 +90,8 @@ def check_geometry(domain: str, op: str, attributes: dict, shapes: dict[str, tup
     x = shapes[x_port]
     if op == "MaxUnpool":
         out = _unpool_output(x, kernel, attributes, output_shape)
-        field = input_field("output_shape") if output_shape is not None else where + ("pads",)
+        field = input_field("output_shape") if output_shape is not None else where + (
+            "strides" if "strides" in attributes else dialect.kernel,)
     else:
         out = x[:2] + _pool_output(dialect, x[2:], kernel, attributes)
         field = where + (dialect.pads[0],) if any(attributes.get(p) for p in dialect.pads) else input_field(x_port)
@@ -114,15 +115,15 @@ def _check_validity(dialect: Dialect, attributes: dict, rank: int, x: tuple[int,
     if any(k < 1 for k in kernel):
         raise fail(dialect.kernel, f"{dialect.kernel} {kernel}: every window size is at least 1")
     if x is not None and len(x) != rank + 2:
-        raise fail(dialect.kernel, f"{dialect.kernel} has {rank} axes but X has rank {len(x)}: "
-                                   f"it needs N, C and {rank} spatial axes")
+        raise fail(dialect.kernel, f"{dialect.kernel} has {_count(rank, 'axis')} but X has rank {len(x)}: "
+                                   f"it needs N, C and {_count(rank, 'spatial axis')}")
     smallest_step = 0 if dialect.zero_strides_open else 1
     for name in ("strides",) + (("dilations",) if dialect.dilations else ()):
         value = attributes.get(name)
         if value is None or not _ints(value):
             continue
         if len(value) != rank:
-            raise fail(name, f"{name} has {len(value)} values for a kernel of {rank} axes")
+            raise fail(name, f"{name} has {_count(len(value), 'value')} for a kernel of {_count(rank, 'axis')}")
         if any(v < smallest_step for v in value):
             raise fail(name, f"{name} {value}: each is at least {smallest_step}")
     for name in dialect.pads:
@@ -131,7 +132,7 @@ def _check_validity(dialect: Dialect, attributes: dict, rank: int, x: tuple[int,
             continue
         wanted = 2 * rank if len(dialect.pads) == 1 else rank
         if len(value) != wanted:
-            raise fail(name, f"{name} has {len(value)} values; a kernel of {rank} axes takes {wanted}")
+            raise fail(name, f"{name} has {_count(len(value), 'value')}; a kernel of {_count(rank, 'axis')} takes {wanted}")
         if any(v < 0 for v in value):
             raise fail(name, f"{name} {value}: pads are at least 0")
     for name, allowed in dialect.enums.items():
@@ -182,6 +183,10 @@ def _unpool_output(x: tuple[int, ...], kernel: list[int], attributes: dict, outp
     pads = attributes.get("pads", [0] * 2 * rank)
     return x[:2] + tuple((size - 1) * s + k - pads[i] - pads[i + rank]
                          for i, (size, k, s) in enumerate(zip(x[2:], kernel, strides)))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun[:-2] + 'es' if noun.endswith('is') else noun + 's'}"
 
 
 def _ints(value: Any) -> bool:

@@ -69,18 +69,20 @@ def read_text(file: Path, limits: Limits) -> str:
     """The file's UTF-8 text: regular files only (a FIFO would block, a device never end), at
     most ``limits.file_bytes``."""
     try:
+        _refuse_unless_regular(os.stat(file).st_mode)  # a socket cannot even be opened
         # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
         descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise ReadRefused(1, "", f"is not a regular file but {_KINDS.get(stat.S_IFMT(mode), 'something else')}")
-        try:
-            data = handle.read(limits.file_bytes + 1)
-        except OSError as e:
-            raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
+    try:
+        _refuse_unless_regular(os.fstat(descriptor).st_mode)  # what was opened, whatever changed since
+        data = os.read(descriptor, limits.file_bytes + 1)
+        while len(data) <= limits.file_bytes and (chunk := os.read(descriptor, limits.file_bytes + 1 - len(data))):
+            data += chunk
+    except OSError as e:
+        raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
+    finally:
+        os.close(descriptor)
     if len(data) > limits.file_bytes:
         raise ReadRefused(1, "", limits.exceeded("file_bytes", len(data), "bytes or more"))
     try:
@@ -90,12 +92,17 @@ def read_text(file: Path, limits: Limits) -> str:
         raise ReadRefused(line, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
+def _refuse_unless_regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise ReadRefused(1, "", f"is not a regular file but {_KINDS.get(stat.S_IFMT(mode), 'something else')}")
+
+
 # libyaml's parser, where PyYAML has it, walks the events ten times faster than the pure-Python one.
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # A plain scalar that YAML reads as a number but that no element type can hold exactly.
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 _LONG_INTEGER = re.compile(r"^[-+]?[0-9_]{40,}$")
-_FLOAT = re.compile(r"^[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+]?[0-9]+)?$")
+_FLOAT = re.compile(r"^[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?$")  # PyYAML's: 1.0e5 is a string
 
 
 def check_structure(text: str, limits: Limits) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import IsolatedBackend
-from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, load_case_file, load_registry
+from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
 from .expectations import Expectations, load_expectations
@@ -236,7 +236,10 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
             yield BrokenRegistry.from_parent(self, path=e.file, error=e)
         self.seen: dict[str, Path] = {}
         for file in case_files(state.case_dir):
-            yield CaseFile.from_parent(self, path=file)
+            node = CaseFile.from_parent(self, path=file)
+            if not node.nodeid.isprintable():  # a name with a newline must not fake a location
+                node = CaseFile.from_parent(self, path=file, name=escaped(node.name), nodeid=escaped(node.nodeid))
+            yield node
 
 
 class BrokenRegistry(CaseErrorsInOneLine, pytest.File):
