@@ -7,6 +7,7 @@ machine. Each limit is far above what the bundled cases need and can be raised w
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import stat
@@ -101,8 +102,12 @@ def _refuse_unless_regular(mode: int) -> None:
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # A plain scalar that YAML reads as a number but that no element type can hold exactly.
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
-_LONG_INTEGER = re.compile(r"^[-+]?[0-9_]{40,}$")
+# PyYAML's implicit integers (decimal, 0x, 0b, 0o-style and base 60), here only when too long to
+# fit any element type: their value is never built (a huge one cannot even be printed).
+_LONG_INTEGER = re.compile(r"^[-+]?(0x[0-9a-fA-F_]+|0b[01_]+|[0-9][0-9_]*|[1-9][0-9_]*(:[0-5]?[0-9])+)$")
+_LONGEST_INTEGER = 40  # characters: 2**64 has 20 digits
 _FLOAT = re.compile(r"^[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?$")  # PyYAML's: 1.0e5 is a string
+_INFINITY = re.compile(r"^[-+]?\.(inf|Inf|INF)$")
 
 
 def check_structure(text: str, limits: Limits) -> None:
@@ -182,10 +187,12 @@ class _Open:
 
 def _check_number(event: yaml.ScalarEvent, line: int, field: str) -> None:
     value = event.value
-    if _LONG_INTEGER.match(value):
-        digits = sum(c.isdigit() for c in value)
-        raise ReadRefused(line, field,
-                          f"an integer literal of {digits} digits: no element type or attribute holds it")
-    if _FLOAT.match(value) and any(c.isdigit() for c in value) and float(value.replace("_", "")) in (float("inf"), float("-inf")):
-        raise ReadRefused(line, field,
-                          f"{value} overflows float64: write .inf or -.inf for an infinity")
+    if len(value) >= _LONGEST_INTEGER and _LONG_INTEGER.match(value):
+        raise ReadRefused(line, field, f"an integer literal of {len(value):,} characters: no element type or attribute holds it")
+    if (_FLOAT.match(value) or event.tag == _NUMBER_TAGS[1]) and not _INFINITY.match(value):
+        try:
+            infinite = math.isinf(float(value.replace("_", "")))
+        except ValueError:
+            return  # not a number: the schema says what it should be
+        if infinite:
+            raise ReadRefused(line, field, f"{value} overflows float64: write .inf or -.inf for an infinity")
