@@ -113,7 +113,17 @@ _INFINITY = re.compile(r"^[-+]?\.(inf|Inf|INF)$")
 def check_structure(text: str, limits: Limits) -> None:
     """Walk the YAML events (no recursion, nothing built) and refuse, before anything is
     composed: nesting deeper than ``yaml_depth``, more than ``yaml_nodes`` nodes once every alias
-    is expanded (a billion-laughs bomb), and numbers that overflow every type."""
+    is expanded (a billion-laughs bomb), and numbers that overflow every type. Where libyaml
+    stops at an error, PyYAML's own parser walks again: what it accepts, its composer builds."""
+    for loader in dict.fromkeys((_FAST_LOADER, yaml.SafeLoader)):
+        try:
+            _walk(text, limits, loader)
+            return
+        except yaml.YAMLError:
+            continue  # with PyYAML's parser too: the composer reports it, with its line
+
+
+def _walk(text: str, limits: Limits, loader: type) -> None:
     expanded = 0
     anchored: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
     open_: list[_Open] = []
@@ -146,32 +156,29 @@ def check_structure(text: str, limits: Limits) -> None:
             raise ReadRefused(*where(event), limits.exceeded(
                 "yaml_nodes", expanded, "YAML nodes or more with the aliases expanded"))
 
-    try:
-        for event in yaml.parse(text, Loader=_FAST_LOADER):
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                place(event)
-                count(1, event)
-                open_.append(_Open(event.anchor, expanded - 1, isinstance(event, yaml.MappingStartEvent)))
-                if len(open_) > limits.yaml_depth:
-                    raise ReadRefused(*where(event), limits.exceeded("yaml_depth", len(open_), "levels of nesting"))
-                path.append(None)
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                closed = open_.pop()
-                path.pop()
-                if closed.anchor is not None:
-                    anchored[closed.anchor] = expanded - closed.before
-            elif isinstance(event, yaml.ScalarEvent):
-                is_key = place(event)
-                count(1, event)
-                if event.anchor is not None:
-                    anchored[event.anchor] = 1
-                if not is_key and (event.implicit[0] or event.tag in _NUMBER_TAGS):
-                    _check_number(event, *where(event))
-            elif isinstance(event, yaml.AliasEvent):
-                place(event)
-                count(anchored.get(event.anchor, 1), event)
-    except yaml.YAMLError:
-        return  # the composer reports it, with its line
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            place(event)
+            count(1, event)
+            open_.append(_Open(event.anchor, expanded - 1, isinstance(event, yaml.MappingStartEvent)))
+            if len(open_) > limits.yaml_depth:
+                raise ReadRefused(*where(event), limits.exceeded("yaml_depth", len(open_), "levels of nesting"))
+            path.append(None)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            closed = open_.pop()
+            path.pop()
+            if closed.anchor is not None:
+                anchored[closed.anchor] = expanded - closed.before
+        elif isinstance(event, yaml.ScalarEvent):
+            is_key = place(event)
+            count(1, event)
+            if event.anchor is not None:
+                anchored[event.anchor] = 1
+            if not is_key and (event.implicit[0] or event.tag in _NUMBER_TAGS):
+                _check_number(event, *where(event))
+        elif isinstance(event, yaml.AliasEvent):
+            place(event)
+            count(anchored.get(event.anchor, 1), event)
 
 
 @dataclass

@@ -155,3 +155,17 @@ def test_export_shortens_a_long_label_with_a_hash_and_reports_a_malformed_file_i
     assert len(names) == 6 and all(len(name) <= 120 for name in names) and len(set(names)) == 6
     assert all((target / "judged" / name / "model.onnx").is_file() for name in names)
     shutil.rmtree(target)
+
+
+def test_invalid_geometry_is_a_collection_error_of_the_report_not_an_item_error(pytester):
+    cases = pytester.path / "cases"
+    cases.mkdir()
+    (cases / "good.yaml").write_text(SMALL_CASE)
+    (cases / "stride_0.yaml").write_text(SMALL_CASE.replace("kernel_shape: [2, 2]}", "kernel_shape: [2, 2], strides: [0, 1]}"))
+    result = pytester.runpytest(str(PACKAGE_DIR), "--cases", str(cases), "--report", str(pytester.path / "report"))
+    document = json.loads((pytester.path / "report" / "results.json").read_text())
+    assert [e["message"] for e in document["collection_errors"]] == [
+        f"{cases / 'stride_0.yaml'}:6: cases[0].attributes.strides: strides [0, 1]: each is at least 1; for a model "
+        "meant to be invalid, write a must-reject case: `reject: <reason>`, no expected outputs"]
+    assert {r["outcome"] for r in document["items"]} == {"pass"} and len(document["items"]) == 6
+    assert "suite error" not in result.stdout.str()
