@@ -19,7 +19,7 @@ import jsonschema
 import numpy as np
 import yaml
 
-from .geometry_checks import check_attribute_values, check_geometry
+from .geometry_checks import check_attribute_values, check_geometry, pool_output_shape
 from .limits import DEFAULT_LIMITS, Limits, ReadRefused, check_structure, read_text
 from .operators import Operator, operators
 from .parameters import ParameterError, instances
@@ -452,17 +452,23 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
 
 def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...], upstream: Upstream | None,
                     limits: Limits, error) -> None:
-    """Budgets for every case; a valid geometry for a case that expects outputs."""
+    """Budgets for every case; a valid geometry for a case that expects outputs. The upstream
+    node comes first: its output shapes are the shapes of the inputs it feeds."""
     nodes = [((), operator.domain, operator.name, raw.get("attributes", {}), inputs)]
     if upstream is not None:
-        nodes.append((("upstream",), operator.domain, upstream.op, upstream.attributes, upstream.inputs))
+        nodes.insert(0, (("upstream",), operator.domain, upstream.op, upstream.attributes, upstream.inputs))
+    fed: dict[str, tuple[int, ...]] = {}
     for where, domain, op, attributes, specs in nodes:
         check_attribute_values(attributes, where + ("attributes",), error)
         output_shape = next((s.data for s in specs if s.name == "output_shape" and s.data is not None), None)
         fields = {s.name: where + ("inputs", s.name) + (("random", "shape") if s.random else ("data",)) for s in specs}
-        check_geometry(domain, op, attributes, {s.name: tuple(s.shape) for s in specs},
-                       output_shape if isinstance(output_shape, list) else None, "reject" not in raw, limits,
-                       where + ("attributes",), fields.__getitem__, error)
+        shapes = {**fed, **{s.name: tuple(s.shape) for s in specs}}
+        check_geometry(domain, op, attributes, shapes, output_shape if isinstance(output_shape, list) else None,
+                       "reject" not in raw, limits, where + ("attributes",),
+                       lambda port: fields.get(port, ("upstream", "attributes")), error)
+        if where == ("upstream",) and "X" in shapes:
+            produced = pool_output_shape(domain, op, attributes, shapes["X"])
+            fed = {consumed: produced for consumed in upstream.feeds.values()} if produced else {}
 
 
 def _upstream(raw: dict, operator: Operator, input_ports: set[str], error) -> Upstream:

@@ -107,6 +107,16 @@ def check_geometry(domain: str, op: str, attributes: dict, shapes: dict[str, tup
             "work", elements * taps, f"window taps to read ({taps:,} taps x {elements:,} outputs)"))
 
 
+def pool_output_shape(domain: str, op: str, attributes: dict, x: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The output shape of a pooling node (None where its attributes do not give one), e.g. of an
+    upstream MaxPool whose outputs feed the case's MaxUnpool."""
+    dialect = DIALECTS.get((domain, op))
+    kernel = attributes.get(dialect.kernel) if dialect else None
+    if op == "MaxUnpool" or not _ints(kernel) or not _consistent(dialect, attributes, len(kernel), len(x)):
+        return None
+    return x[:2] + _pool_output(dialect, x[2:], kernel, attributes)
+
+
 def _check_validity(dialect: Dialect, attributes: dict, rank: int, x: tuple[int, ...] | None,
                     fail: Callable[[str, str], Exception], input_field: Callable[[str], tuple]) -> None:
     kernel = attributes[dialect.kernel]
