@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import Unsatisfiable
+from hypothesis.errors import Flaky, Unsatisfiable
 
 from ..backends import Backend
 from ..cases import Ambiguity, CaseError
@@ -234,7 +234,7 @@ class Fuzzer:
 
         try:
             search()
-        except (_Stop, _Found, Unsatisfiable):
+        except (_Stop, _Found, Unsatisfiable, Flaky):
             pass
 
     def _search(self, found: dict[Signature, Cluster], started: float) -> None:
@@ -280,20 +280,21 @@ class Fuzzer:
     def _shrink(self, cluster: Cluster) -> None:
         """Replay the search until the cluster's first example, then let hypothesis shrink it,
         keeping its signature; after ``shrink_s`` seconds the smallest so far stands."""
-        wanted, best = cluster.signature, {"key": None, "config": None}
+        wanted, best, raised = cluster.signature, {"config": None}, set()
         started = time.monotonic()
 
         def check(config: dict[str, Any]) -> None:
             key = repr(config)
-            if best["key"] is not None and time.monotonic() - started > self.shrink_s:
-                if key == best["key"]:
+            if raised and time.monotonic() - started > self.shrink_s:
+                if key in raised:  # the same answer as before, or hypothesis calls it flaky
                     raise _Found
                 return
             signature = self._signature(config)
             if signature is False:
                 reject()
             if signature == wanted:
-                best["key"], best["config"] = key, config
+                raised.add(key)
+                best["config"] = config
                 raise _Found
 
         self._hypothesis(check, [Phase.generate, Phase.shrink], cluster.chunk)
