@@ -11,6 +11,7 @@ import numpy as np
 from reference_backend.geometry import GeometryError, pool_axes, unpool_shape
 
 from ..cases import Ambiguity, Source, _build_case
+from ..limits import DEFAULT_LIMITS
 from ..expand import Item, expand
 from ..operators import operators
 from .space import fill
@@ -117,7 +118,7 @@ def build_item(config: dict[str, Any], registry: dict[str, Ambiguity], name: str
     raw = materialize(config, name)
     operator = operators()[target.domain, target.op]
     source = Source(FUZZ_FILE, file_document(target.domain, target.op, [raw]), {})
-    case = _build_case(source, ("cases", 0), name, raw, operator, registry)
+    case = _build_case(source, ("cases", 0), name, raw, operator, registry, DEFAULT_LIMITS)
     (item,) = expand(case)
     return item
 
