@@ -38,6 +38,8 @@ NOT_FOUND: dict[str, str] = {
                                     "storage_order is an open question, so divergent)",
     "int8_2d_values_seeded_minus_127": "int8, 2-D, no Indices and a window of -128 only",
     "same_lower_3d_as_upper": "3-D, SAME_LOWER and an odd pad total on an axis",
+    "ceil_ignored_with_begin_pads": "ceil_mode 1, a begin pad, a stride over 1 and a size where ceil adds a window",
+    "unpool_3d_default_shape_without_last_end_pad": "3-D MaxUnpool without output_shape and an end pad on the last axis",
 }
 REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
 
