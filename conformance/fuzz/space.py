@@ -198,13 +198,21 @@ def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tu
     return kernel, dilations
 
 
+def _geometry(draw, target: Target, port: str, ranks, kernels=KERNELS, dilated: bool = True):
+    """(element type, [N, C], spatial sizes, kernel, dilations or None), drawn in this order."""
+    dtype = draw(st.sampled_from(target.dtypes or target.signature.types[port]))
+    rank = draw(st.sampled_from(ranks))
+    nc, sizes = _dims(draw, rank)
+    kernel, dilations = _window(draw, sizes, kernels, dilated=dilated)
+    return dtype, nc, sizes, kernel, dilations
+
+
 @st.composite
 def onnx_maxpool(draw, target: Target) -> dict[str, Any]:
     sig = target.signature
-    dtype = draw(st.sampled_from(target.dtypes or sig.types["T"]))
-    rank = draw(st.sampled_from(SPATIAL_RANKS if target.domain == ONNX_DOMAIN else SPATIAL_RANKS[:-1]))
-    nc, sizes = _dims(draw, rank)
-    kernel, dilations = _window(draw, sizes, dilated="dilations" in sig.attributes)
+    ranks = SPATIAL_RANKS if target.domain == ONNX_DOMAIN else SPATIAL_RANKS[:-1]
+    dtype, nc, sizes, kernel, dilations = _geometry(draw, target, "T", ranks, dilated="dilations" in sig.attributes)
+    rank = len(sizes)
     a: dict[str, Any] = {"kernel_shape": kernel}
     strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank), 2)
     if strides is not None:
@@ -237,10 +245,8 @@ def onnx_maxpool(draw, target: Target) -> dict[str, Any]:
 @st.composite
 def openvino_maxpool(draw, target: Target) -> dict[str, Any]:
     sig = target.signature
-    dtype = draw(st.sampled_from(target.dtypes or sig.types["T"]))
-    rank = draw(st.sampled_from((1, 2, 2, 3)))
-    nc, sizes = _dims(draw, rank)
-    kernel, drawn = _window(draw, sizes, dilated="dilations" in sig.attributes)
+    dtype, nc, sizes, kernel, drawn = _geometry(draw, target, "T", (1, 2, 2, 3), dilated="dilations" in sig.attributes)
+    rank = len(sizes)
     a: dict[str, Any] = {"kernel": kernel, "strides": [draw(st.sampled_from(STRIDES)) for _ in range(rank)]}
     dilations = [1] * rank
     if drawn is not None:
@@ -270,11 +276,8 @@ def openvino_maxpool(draw, target: Target) -> dict[str, Any]:
 @st.composite
 def maxunpool(draw, target: Target) -> dict[str, Any]:
     """A MaxPool -> MaxUnpool round trip, or X with legal indices (distinct, each in its plane)."""
-    sig = target.signature
-    dtype = draw(st.sampled_from(target.dtypes or sig.types["T1"]))
-    rank = draw(st.sampled_from((1, 2, 2, 3)))
-    nc, sizes = _dims(draw, rank)
-    kernel, _ = _window(draw, sizes, KERNELS[:6], dilated=False)
+    dtype, nc, sizes, kernel, _ = _geometry(draw, target, "T1", (1, 2, 2, 3), KERNELS[:6], dilated=False)
+    rank = len(sizes)
     a: dict[str, Any] = {"kernel_shape": kernel}
     strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank))
     if strides is not None:
