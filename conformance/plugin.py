@@ -89,6 +89,7 @@ class SuiteSession:
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        self.finished = self.interrupted = False
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         # Claimed and written before the first item: a bad path is a usage error, and a run
@@ -133,6 +134,7 @@ class SuiteSession:
         for target in self.targets:
             if target.runner is not target.backend:
                 target.runner.close()
+        self.finished = True
         if self.directory is not None:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
             try:
@@ -140,6 +142,16 @@ class SuiteSession:
             except ReportError as e:  # a full disk, say: one line, and the run cannot pass
                 self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            self.directory.release()
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
+
+    def pytest_unconfigure(self) -> None:
+        """A run stopped before its session began (Ctrl-C while xdist starts its workers) gets no
+        pytest_sessionfinish: its report still says how it ended."""
+        if self.directory is not None and not self.finished:
+            self.results.checkpoint(interrupted=self.interrupted)
             self.directory.release()
 
     def pytest_collection_finish(self) -> None:

@@ -139,10 +139,10 @@ class Results:
         if self.directory is not None and time.monotonic() - self.last_write >= self.every_s:
             self.checkpoint()
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, interrupted: bool = False) -> None:
         """Write what there is, as partial; a failure (a full disk) is left for the final write to report."""
         with contextlib.suppress(ReportError):
-            self.write(partial=True)
+            self.write(partial=True, interrupted=interrupted)
 
     def add_collection_error(self, node: str, message: str) -> None:
         self.collection_errors[node] = message

@@ -359,3 +359,11 @@ class ClosesItsChannel(Faulty):
     def run(self, model, inputs):
         os.closerange(3, 1024)
         return self.correct(model, inputs)
+
+
+class TakesFiveSeconds(Faulty):
+    """Correct, but takes five seconds an item: a run that is still going when another starts."""
+
+    def run(self, model, inputs):
+        time.sleep(5)
+        return self.correct(model, inputs)
