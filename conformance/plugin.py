@@ -94,12 +94,16 @@ class SuiteSession:
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         # Claimed and written before the first item: a bad path is a usage error, and a run
         # stopped at any moment from here on leaves a report (never an older run's).
+        self.directory = None
         try:
-            self.directory = None if self.report_dir is None else ReportDirectory.claim(self.report_dir)
+            if self.report_dir is not None:
+                self.directory = ReportDirectory.claim(self.report_dir)
             self.results = Results(self.env, self.directory)
             if self.directory is not None:
                 self.results.write(partial=True)
         except ReportError as e:
+            if self.directory is not None:
+                self.directory.release()
             raise pytest.UsageError(f"--report {report_dir}: {e}") from None
 
     def _target(self, spec: str) -> BackendUnderTest:
