@@ -168,20 +168,23 @@ def test_an_open_ambiguity_is_divergent_and_names_the_reading_observed():
     assert verdict.outcome is Outcome.DIVERGENT and verdict.message.startswith("observed: not inferred-shape-embedded (")
 
 
+MUST_REJECT = """\
+    op: MaxPool
+    cases:
+      - name: indices_at_version_1
+        description: MaxPool-1 has no Indices output
+        provenance: {document: test, example: e}
+        versions: [1]
+        attributes: {kernel_shape: [2]}
+        inputs:
+          X: {dtype: float32, data: [[[1, 2]]]}
+        outputs: [Y, Indices]
+        reject: MaxPool-1 has one output
+    """
+
+
 def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
-    (item,) = items_from(tmp_path, """\
-        op: MaxPool
-        cases:
-          - name: indices_at_version_1
-            description: MaxPool-1 has no Indices output
-            provenance: {document: test, example: e}
-            versions: [1]
-            attributes: {kernel_shape: [2]}
-            inputs:
-              X: {dtype: float32, data: [[[1, 2]]]}
-            outputs: [Y, Indices]
-            reject: MaxPool-1 has one output
-        """)
+    (item,) = items_from(tmp_path, MUST_REJECT)
     assert [o.name for o in item.model.graph.output] == ["Y", "Indices"]
     refused = evaluate(item, Scripted(reference), seed=0, registry=REGISTRY)
     assert refused.outcome is Outcome.PASS
@@ -198,19 +201,7 @@ def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
     ([None], "output 0 is NoneType, not a numpy array"),
 ])
 def test_garbage_answering_a_model_that_must_be_refused_is_an_error_not_an_acceptance(tmp_path, answer, problem):
-    [item] = items_from(tmp_path, """\
-        op: MaxPool
-        cases:
-          - name: indices_at_version_1
-            description: MaxPool-1 has no Indices output
-            provenance: {document: test, example: e}
-            versions: [1]
-            attributes: {kernel_shape: [2]}
-            inputs:
-              X: {dtype: float32, data: [[[1, 2]]]}
-            outputs: [Y, Indices]
-            reject: MaxPool-1 has one output
-        """)
+    [item] = items_from(tmp_path, MUST_REJECT)
     verdict = evaluate(item, Scripted(lambda m, i: answer), seed=0, registry=REGISTRY)
     assert (verdict.outcome, verdict.message) == (Outcome.ERROR, f"returned garbage: {problem}")
 
