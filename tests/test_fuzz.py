@@ -97,7 +97,7 @@ def test_clusters_become_cases_the_suite_loads_and_judges(shrunk, tmp_path):
 def test_a_minimal_model_is_small(shrunk):
     _, run = shrunk
     for cluster in run.clusters:
-        assert sum(math.prod(i.spec.shape) for i in cluster.item.inputs) <= 64
+        assert sum(math.prod(i.spec.shape) for i in cluster.item.inputs) <= 512  # shrunk (drawn: up to 4,096)
         assert {"pads", "auto_pad"} & set(cluster.config["attributes"])  # padding is the bug
         assert cluster.matters
 
