@@ -30,12 +30,12 @@ from ..dtypes import DTYPES
 from ..compare import Outcome, SuiteError, Verdict, evaluate
 from ..expand import Item
 from .cases import NotDrawable, build_item
-from .space import Target, configurations, special_values, with_changes
+from .space import Target, configurations, special_values, strata, with_changes
 
 FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 DEFAULT_BUDGET = 1000
 DEFAULT_SHRINK_S = 20.0  # per cluster
-CHUNK = 50  # configurations per hypothesis run of the search
+CHUNK = 10  # configurations per hypothesis run of the search (one stratum each)
 
 
 @dataclass(frozen=True)
@@ -155,11 +155,11 @@ class Fuzzer:
 
     def __init__(self, backend: Backend, registry: dict[str, Ambiguity], targets: list[Target], seed: int = 0,
                  budget: int = DEFAULT_BUDGET, shrink: bool = True, shrink_s: float = DEFAULT_SHRINK_S,
-                 stop_at_first: bool = False, reject_one_in: int = 6,
+                 stop_at_first: bool = False, reject_one_in: int = 6, probe: bool = True,
                  progress: Callable[[str], None] | None = None):
         self.backend, self.registry, self.targets = backend, registry, targets
         self.seed, self.budget, self.shrink, self.shrink_s = seed, budget, shrink, shrink_s
-        self.stop_at_first, self.reject_one_in = stop_at_first, reject_one_in
+        self.stop_at_first, self.reject_one_in, self.probe = stop_at_first, reject_one_in, probe
         self.progress = progress or (lambda line: None)
         self.run = FuzzRun(getattr(backend, "name", "?"), getattr(backend, "version", "?"), seed, budget)
         self.known: dict[str, Signature | None | bool] = {}  # repr(config) -> its signature (False: no model)
@@ -190,7 +190,9 @@ class Fuzzer:
 
     def fuzz(self) -> FuzzRun:
         started = time.monotonic()
-        self.targets = self._supported(self.targets)
+        if self.probe:
+            self.targets = self.supported(self.targets)
+        self.strata = strata(self.targets)
         found: dict[Signature, Cluster] = {}
         if self.targets:
             self._search(found, started)
@@ -204,8 +206,9 @@ class Fuzzer:
         self.run.seconds = time.monotonic() - started
         return self.run
 
-    def _supported(self, targets: list[Target]) -> list[Target]:
-        """Each target restricted to the element types the backend runs (one tiny model each)."""
+    def supported(self, targets: list[Target]) -> list[Target]:
+        """Each target restricted to the element types the backend runs (one tiny model each).
+        ``probe=False`` takes the targets as already restricted so."""
         kept = []
         for target in targets:
             port = "T1" if target.op == "MaxUnpool" else "T"
@@ -228,7 +231,7 @@ class Fuzzer:
         @settings(max_examples=CHUNK, database=None, deadline=None, phases=phases, report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @hypothesis_seed(self.seed * 1_000_003 + chunk)
-        @given(configurations(self.targets, self.reject_one_in))
+        @given(configurations(self.targets, self.reject_one_in, self.strata[chunk % len(self.strata)]))
         def search(config):
             check(config)
 

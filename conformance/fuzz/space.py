@@ -37,11 +37,28 @@ MAX_ELEMENTS = 4096  # per input: large enough for vector remainders, small enou
 CHANNELS = (1, 1, 1, 2, 3, 4, 8, 16, 7, 9, 15, 17, 24)
 BATCHES = (1, 1, 2, 3, 0)
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13)
-WIDTHS = (15, 16, 17, 31, 32, 33, 7, 8, 9, 1030)  # 1030: rows wider than a 1024-element buffer
+WIDTHS = (15, 16, 17, 31, 32, 33, 7, 8, 9)  # either side of 8-, 16- and 32-element vectors
+WIDE_ROWS = (1030, 1100)  # rows wider than a 1024-element buffer (a generic kernel takes them)
+# Where pads sit, drawn as a selector of its own: kernels special-case begin-only and end-only
+# padding (a begin pad moves the first window, an end pad adds the last; the last axis' end pad
+# is the one vector kernels handle in a tail loop), so each placement is as likely as "anywhere".
+PAD_PLACEMENTS = ("begin", "end", "both", "last_end", "anywhere")
+# Cost caps: a window wider than this is never global along an axis (a wide row selects the row
+# kernel, not the window size), and pads stay below it, so that the reference's edge loop (one
+# step per output whose window reaches into padding, times its taps) stays short.
+MAX_EDGE = 8
 KERNELS = (1, 2, 3, 2, 3, 4, 5, 9)
 STRIDES = (1, 2, 2, 3, 3)
 DILATIONS = (1, 2, 3)
 SPATIAL_RANKS = (1, 2, 3, 1, 2, 3, 4)  # hypothesis draws the later ones less: each rank twice
+
+
+def spatial_ranks(target: "Target") -> tuple[int, ...]:
+    """The spatial ranks drawn for an operator (4 for ONNX MaxPool only: the others' kernels and
+    documents stop at 3)."""
+    if target.domain == ONNX_DOMAIN and target.op == "MaxPool":
+        return SPATIAL_RANKS
+    return SPATIAL_RANKS[:-1] if target.domain in NHWC_DOMAINS else (1, 2, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -117,7 +134,9 @@ def fillings(draw, dtype: str) -> dict[str, Any]:
     specials = special_values(dtype)
     return {
         "seed": draw(st.integers(0, 2**16)),
-        "base": draw(st.sampled_from(("distinct", "ties", "edge"))),
+        # a window of the type's lowest value only, twice: each kernel seeds its maximum with a
+        # constant of its own (-FLT_MAX, -127, 0), and only such a window shows which
+        "base": draw(st.sampled_from(("distinct", "ties", "edge", "lowest", "lowest"))),
         "rate": draw(st.sampled_from((0.0, 0.1, 0.5, 0.9, 1.0))),
         "palette": draw(st.lists(st.sampled_from(specials), min_size=1, max_size=3)),
     }
@@ -143,12 +162,16 @@ def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndar
             values = (values % (int(info.max) - start + 1)) + start
         else:
             values = PRECISION_EDGE[dtype] + values * EDGE_STEP[dtype]
+    elif filling["base"] == "lowest":  # windows of the type's lowest value only: a kernel's seed shows
+        values = np.full(count, float(np.iinfo(numpy).min) if DTYPES[dtype].is_integer else -np.inf)
     else:
         values = rng.choice(np.array([-2, -1, 1, 2]), count)
         if DTYPES[dtype].is_integer and np.iinfo(numpy).min == 0:
             values = values + 2
     array = values.astype(np.float64).astype(numpy) if not DTYPES[dtype].is_integer else values.astype(numpy)
-    sprinkled = rng.random(count) < filling["rate"]
+    # over a base of the type's lowest value, specials are sprinkled sparsely (an eighth of the
+    # rate), so that most windows stay wholly at the lowest value
+    sprinkled = rng.random(count) < filling["rate"] / (8 if filling["base"] == "lowest" else 1)
     palette = filling["palette"]
     picks = rng.integers(0, len(palette), count)
     out = array.reshape(-1).copy()
@@ -173,15 +196,15 @@ def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
     n = draw(st.sampled_from(BATCHES)) if several else 1
     c = draw(st.sampled_from(CHANNELS)) if several else 1
     sizes = [draw(st.sampled_from(SIZES)) for _ in range(rank)]
-    if draw(st.booleans()):  # the innermost axis around a vector width
-        sizes[-1] = draw(st.sampled_from(WIDTHS))
-    while n * c * int(np.prod(sizes)) > MAX_ELEMENTS:  # keep it small: N and C go first, the innermost axis last
-        if n * c > 1:
-            n, c = (max(1, n // 2), c) if n > 1 else (n, max(1, c // 2))
-        else:
-            largest = int(np.argmax(sizes[:-1])) if len(sizes) > 1 and max(sizes[:-1]) > 1 else len(sizes) - 1
-            sizes[largest] = max(1, sizes[largest] // 2)
-    return [n, c], sizes
+    row = draw(st.sampled_from(("small", "vector", "wide")))  # the innermost axis: a row kernel's path
+    if row != "small":
+        sizes[-1] = draw(st.sampled_from(WIDTHS if row == "vector" else WIDE_ROWS))
+    dims = [n, c] + sizes
+    while int(np.prod(dims)) > MAX_ELEMENTS:  # keep it small: halve the largest, the innermost axis last
+        outer = dims[:-1]
+        largest = int(np.argmax(outer)) if max(outer) > 1 else len(dims) - 1
+        dims[largest] = max(1, dims[largest] // 2)
+    return dims[:2], dims[2:]
 
 
 def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tuple[list[int], list[int] | None]:
@@ -189,7 +212,7 @@ def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tu
     every window holds an element."""
     kernel = [draw(st.sampled_from([k for k in kernels if k <= size] or [1])) for size in sizes]
     if draw(st.sampled_from((False, False, False, False, True))):  # a window as large as the input (global pooling)
-        kernel = list(sizes)
+        kernel = [size if size <= 4 * MAX_EDGE else k for size, k in zip(sizes, kernel)]
     if not dilated:
         return kernel, None
     dilations = _optional(draw, st.lists(st.sampled_from(DILATIONS), min_size=len(sizes), max_size=len(sizes)))
@@ -198,9 +221,25 @@ def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tu
     return kernel, dilations
 
 
-def _geometry(draw, target: Target, port: str, ranks, kernels=KERNELS, dilated: bool = True):
-    """(element type, [N, C], spatial sizes, kernel, dilations or None), drawn in this order."""
-    dtype = draw(st.sampled_from(target.dtypes or target.signature.types[port]))
+@st.composite
+def _pads(draw, extents: list[int]) -> list[int]:
+    """ONNX pads (begins, then ends) below each window's extent, placed as PAD_PLACEMENTS says:
+    a placed pad is at least 1 where the extent allows one."""
+    placement = draw(st.sampled_from(PAD_PLACEMENTS))
+    rank = len(extents)
+    pads = []
+    for end in (False, True):
+        for axis, extent in enumerate(extents):
+            placed = {"begin": not end, "end": end, "both": True, "last_end": end and axis == rank - 1}.get(placement)
+            low = 1 if placed and extent > 1 else 0
+            pads.append(draw(st.integers(low, max(low, min(extent - 1, MAX_EDGE)))) if placed in (True, None) else 0)
+    return pads
+
+
+def _geometry(draw, target: Target, port: str, ranks, kernels=KERNELS, dilated: bool = True, dtype: str | None = None):
+    """(element type, [N, C], spatial sizes, kernel, dilations or None), drawn in this order (the
+    element type unless given)."""
+    dtype = dtype or draw(st.sampled_from(target.dtypes or target.signature.types[port]))
     rank = draw(st.sampled_from(ranks))
     nc, sizes = _dims(draw, rank)
     kernel, dilations = _window(draw, sizes, kernels, dilated=dilated)
@@ -208,10 +247,11 @@ def _geometry(draw, target: Target, port: str, ranks, kernels=KERNELS, dilated: 
 
 
 @st.composite
-def onnx_maxpool(draw, target: Target) -> dict[str, Any]:
+def onnx_maxpool(draw, target: Target, rank: int | None = None, dtype: str | None = None) -> dict[str, Any]:
     sig = target.signature
-    ranks = SPATIAL_RANKS if target.domain == ONNX_DOMAIN else SPATIAL_RANKS[:-1]
-    dtype, nc, sizes, kernel, dilations = _geometry(draw, target, "T", ranks, dilated="dilations" in sig.attributes)
+    ranks = (rank,) if rank else spatial_ranks(target)
+    dtype, nc, sizes, kernel, dilations = _geometry(draw, target, "T", ranks, dilated="dilations" in sig.attributes,
+                                                        dtype=dtype)
     rank = len(sizes)
     a: dict[str, Any] = {"kernel_shape": kernel}
     strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank), 2)
@@ -224,9 +264,9 @@ def onnx_maxpool(draw, target: Target) -> dict[str, Any]:
         a["auto_pad"] = auto_pad
     if auto_pad in (None, "NOTSET"):
         extents = [(k - 1) * d + 1 for k, d in zip(kernel, a.get("dilations", [1] * rank))]
-        pads = _optional(draw, st.tuples(*[st.integers(0, e - 1) for e in extents * 2]))
+        pads = _optional(draw, _pads(extents), 2)
         if pads is not None:
-            a["pads"] = list(pads)
+            a["pads"] = pads
     for name in ("ceil_mode", "storage_order"):
         if name in sig.attributes:
             value = draw(st.sampled_from((None, 0, 1, 1)))
@@ -243,17 +283,18 @@ def onnx_maxpool(draw, target: Target) -> dict[str, Any]:
 
 
 @st.composite
-def openvino_maxpool(draw, target: Target) -> dict[str, Any]:
+def openvino_maxpool(draw, target: Target, rank: int | None = None, dtype: str | None = None) -> dict[str, Any]:
     sig = target.signature
-    dtype, nc, sizes, kernel, drawn = _geometry(draw, target, "T", (1, 2, 2, 3), dilated="dilations" in sig.attributes)
+    dtype, nc, sizes, kernel, drawn = _geometry(draw, target, "T", (rank,) if rank else spatial_ranks(target),
+                                                dilated="dilations" in sig.attributes, dtype=dtype)
     rank = len(sizes)
     a: dict[str, Any] = {"kernel": kernel, "strides": [draw(st.sampled_from(STRIDES)) for _ in range(rank)]}
     dilations = [1] * rank
     if drawn is not None:
         a["dilations"] = dilations = drawn
     extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    a["pads_begin"] = [draw(st.integers(0, e - 1)) for e in extents]
-    a["pads_end"] = [draw(st.integers(0, e - 1)) for e in extents]
+    a["pads_begin"] = [draw(st.integers(0, min(e - 1, MAX_EDGE))) for e in extents]
+    a["pads_end"] = [draw(st.integers(0, min(e - 1, MAX_EDGE))) for e in extents]
     for name, values in (("auto_pad", ("explicit", "valid", "same_upper", "same_lower")),
                          ("rounding_type", ("floor", "ceil", "ceil"))):
         value = draw(st.sampled_from((None,) + values))
@@ -274,20 +315,21 @@ def openvino_maxpool(draw, target: Target) -> dict[str, Any]:
 
 
 @st.composite
-def maxunpool(draw, target: Target) -> dict[str, Any]:
+def maxunpool(draw, target: Target, rank: int | None = None, dtype: str | None = None) -> dict[str, Any]:
     """A MaxPool -> MaxUnpool round trip, or X with legal indices (distinct, each in its plane)."""
-    dtype, nc, sizes, kernel, _ = _geometry(draw, target, "T1", (1, 2, 2, 3), KERNELS[:6], dilated=False)
+    dtype, nc, sizes, kernel, _ = _geometry(draw, target, "T1", (rank,) if rank else spatial_ranks(target), KERNELS[:6],
+                                            dilated=False, dtype=dtype)
     rank = len(sizes)
     a: dict[str, Any] = {"kernel_shape": kernel}
     strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank))
     if strides is not None:
         a["strides"] = strides
-    pads = _optional(draw, st.tuples(*[st.integers(0, k - 1) for k in kernel * 2]))
+    pads = _optional(draw, _pads(kernel), 2)
     if pads is not None:
-        a["pads"] = list(pads)
+        a["pads"] = pads
     return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": ["output"],
             "form": draw(st.sampled_from(("round_trip", "indices"))),
-            "output_shape_growth": _optional(draw, st.lists(st.integers(0, 2), min_size=rank, max_size=rank), 2),
+            "output_shape_growth": _optional(draw, st.lists(st.integers(0, 2), min_size=rank, max_size=rank)),
             "filling": draw(fillings(dtype))}
 
 
@@ -351,20 +393,55 @@ def broken(draw, config: dict[str, Any]) -> dict[str, Any]:
     return dict(config, attributes=a, geometry=config["attributes"], dtype=dtype, reject=f"{rule}: {BREAKS[rule]}")
 
 
-def configurations(targets: list[Target], reject_one_in: int = 6):
-    """Every target's space; one draw in ``reject_one_in`` breaks a rule (0: none does)."""
-    def one(target: Target):
+Stratum = tuple[tuple[str, str], int]  # (operator family, spatial rank)
+
+
+def strata(targets: list[Target]) -> list[Stratum]:
+    """The search's chunks cycle through these, in this order: every operator family at every
+    spatial rank it has, families interleaved (each rank of a family is one chunk of the cycle; ONNX
+    MaxPool, with the most selectors and the most kernels behind it, has each rank twice but 4
+    once). Fixing the two selectors that split the space most per chunk, and drawing the others
+    freely within it, makes the combinations of the rest four to fifteen times as likely as
+    drawing family and rank per configuration (a 3-D ONNX MaxPool chunk holds nothing but
+    3-D ONNX MaxPool models)."""
+    families: dict[tuple[str, str], list[int]] = {}
+    for target in targets:
+        ranks = spatial_ranks(target)
+        families.setdefault((target.domain, target.op), list(ranks if ranks == SPATIAL_RANKS else sorted(set(ranks))))
+    columns = [[(family, rank) for rank in ranks] for family, ranks in families.items()]
+    order: list[Stratum] = []
+    for row in range(max(map(len, columns), default=0)):
+        order += [column[row] for column in columns if row < len(column)]
+    return order
+
+
+def _dtypes(target: Target) -> tuple[str, ...]:
+    return target.dtypes or target.signature.types["T1" if target.op == "MaxUnpool" else "T"]
+
+
+def configurations(targets: list[Target], reject_one_in: int = 6, stratum: Stratum | None = None):
+    """Every target's space (or one stratum's: one family at one spatial rank); one draw in
+    ``reject_one_in`` breaks a rule (0: none does)."""
+    rank = stratum[1] if stratum else None
+
+    def one(target: Target, dtype: str | None = None):
         if target.domain == OPENVINO:
-            valid = openvino_maxpool(target)
+            valid = openvino_maxpool(target, rank, dtype)
         elif target.op == "MaxUnpool":
-            valid = maxunpool(target)
+            valid = maxunpool(target, rank, dtype)
         else:
-            valid = onnx_maxpool(target)
+            valid = onnx_maxpool(target, rank, dtype)
         if not reject_one_in:
             return valid
         return st.tuples(valid, st.integers(1, reject_one_in)).flatmap(
             lambda drawn: broken(drawn[0]) if drawn[1] == reject_one_in else st.just(drawn[0]))
 
+    if stratum:  # the element type first (float32, with the most kernels, twice), then a version that accepts it
+        versions = [t for t in targets if (t.domain, t.op) == stratum[0]]
+        dtypes = {d: [t for t in versions if d in _dtypes(t)] for t in versions for d in _dtypes(t)}
+        weighted = [d for d in dtypes for _ in range(2 if d == "float32" else 1)]
+        return st.sampled_from(weighted).flatmap(
+            lambda dtype: st.sampled_from(dtypes[dtype]).flatmap(lambda target: one(target, dtype)))
     families: dict[tuple[str, str], list[Target]] = {}
     for target in targets:  # each operator as often as the others, whatever its number of versions
         families.setdefault((target.domain, target.op), []).append(target)
