@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
-from .backends.isolated import IsolatedBackend
+from .backends.isolated import InProcessBackend, IsolatedBackend
 from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
 from .expectations import Expectations, load_expectations
 from .limits import NAMES as LIMIT_NAMES
 from .limits import parse_limits
-from .report import Results, environment, header_lines, item_record, write_reports
+from .report import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
@@ -98,9 +98,22 @@ class SuiteSession:
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        self.finished = self.interrupted = False
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
-        self.results = Results(self.env, self.report_dir)
+        # Claimed and written before the first item: a bad path is a usage error, and a run
+        # stopped at any moment from here on leaves a report (never an older run's).
+        self.directory = None
+        try:
+            if self.report_dir is not None:
+                self.directory = ReportDirectory.claim(self.report_dir)
+            self.results = Results(self.env, self.directory)
+            if self.directory is not None:
+                self.results.write(partial=True)
+        except ReportError as e:
+            if self.directory is not None:
+                self.directory.release()
+            raise pytest.UsageError(f"--report {report_dir}: {e}") from None
 
     def _target(self, spec: str) -> BackendUnderTest:
         config = self.config
@@ -108,7 +121,7 @@ class SuiteSession:
             backend = load_backend(spec)
         except (BackendNotFound, ImportError) as e:
             raise pytest.UsageError(f"--backend={spec}: {e}") from None
-        runner = backend
+        runner = InProcessBackend(backend)
         if config.getoption("isolation") == "process":
             runner = IsolatedBackend(spec, backend.name, backend.version,
                                      config.getoption("timeout"), config.getoption("memory_limit") or None)
@@ -130,13 +143,39 @@ class SuiteSession:
             words.append(f"--expectations={self.config.getoption('expectations')}")
         return shlex.join(words + ["-k", item_id])
 
-    def pytest_sessionfinish(self, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for target in self.targets:
             if target.runner is not target.backend:
                 target.runner.close()
-        if self.report_dir is not None:
+        self.finished = True
+        if self.directory is not None:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-            write_reports(self.results, partial=interrupted, interrupted=interrupted)
+            try:
+                write_reports(self.results, partial=interrupted, interrupted=interrupted)
+            except ReportError as e:  # a full disk, say: one line, and the run cannot pass
+                self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            self.directory.release()
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
+
+    def pytest_unconfigure(self) -> None:
+        """A run stopped before its session began (Ctrl-C while xdist starts its workers) gets no
+        pytest_sessionfinish: its report still says how it ended."""
+        if self.directory is not None and not self.finished:
+            self.results.checkpoint(interrupted=self.interrupted)
+            self.directory.release()
+
+    def pytest_collection_finish(self) -> None:
+        if self.directory is not None:  # with the collection errors
+            self.results.checkpoint()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self) -> None:
+        if self.directory is not None and not self.results.records:
+            self.results.checkpoint()
+
 
     def pytest_report_header(self) -> list[str]:
         return header_lines(self.env)
