@@ -61,9 +61,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--isolation", choices=("process", "none"), default="process",
                     help="run the backend in a child process, so that a crash or hang costs one item "
                          "(default), or in the test process")
-    group.addoption("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    # Generic names (--timeout: pytest-timeout's) would collide with other plugins: ours are prefixed.
+    group.addoption("--conformance-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                     help=f"seconds an isolated backend may take per item (default {DEFAULT_TIMEOUT_S})")
-    group.addoption("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
+    group.addoption("--conformance-memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
                     help=f"address-space limit of the isolated backend's process, 0 for none "
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
 
@@ -102,7 +103,8 @@ class SuiteSession:
         runner = backend
         if config.getoption("isolation") == "process":
             runner = IsolatedBackend(spec, backend.name, backend.version,
-                                     config.getoption("timeout"), config.getoption("memory_limit") or None)
+                                     config.getoption("conformance_timeout"),
+                                     config.getoption("conformance_memory_limit") or None)
         expectations = None
         if config.getoption("expectations") is not None:
             try:

@@ -41,14 +41,14 @@ def pytester(pytester, monkeypatch):
     ("ReturnsTooMany", "error", "returned garbage: returned 2 outputs for a node with 1 (Y)"),
 ])
 def test_each_fault_costs_its_item_only(pytester, backend, outcome, words):
-    result, report = run_faulty(pytester, backend, "--memory-limit=2048")
+    result, report = run_faulty(pytester, backend, "--conformance-memory-limit=2048")
     assert [r["outcome"] for r in report["items"]] == [outcome, outcome]
     assert all(words in r["message"] for r in report["items"]), report["items"][0]["message"]
     result.stdout.fnmatch_lines([f"*2 {outcome}*"])
 
 
 def test_a_hang_times_out_and_the_next_item_still_runs(pytester):
-    result, report = run_faulty(pytester, "Hangs", "--timeout=2")
+    result, report = run_faulty(pytester, "Hangs", "--conformance-timeout=2")
     assert [r["outcome"] for r in report["items"]] == ["timeout", "timeout"]
     assert "no answer within 2 s" in report["items"][0]["message"]
 
