@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
+
+import jsonschema
 
 FAILING = ("fail", "error", "crash", "timeout", "xpass")
 OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "fail", "error", "crash", "timeout", "xpass")
@@ -15,9 +18,34 @@ OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "fail", "error", "crash
 Record = dict[str, Any]
 
 
+class ResultsError(ValueError):
+    """A results.json that cannot be read: missing, not JSON, or not the suite's format (one line)."""
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: not JSON ({e})") from None
+    # The whole schema on the first items only: validating 16,000 records takes seconds.
+    sample = dict(document, items=document.get("items", [])[:50]) if isinstance(document, dict) else document
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_results_schema()).iter_errors(sample))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the document"
+        raise ResultsError(f"{path}: not a results.json of the suite ({where}: {error.message[:200]})")
+    return document
+
+
+@cache
+def _results_schema() -> dict[str, Any]:
+    return json.loads((Path(__file__).with_name("schema") / "results.schema.json").read_text())
+
+
 def load(paths: Iterable[Path]) -> dict[str, Any]:
     """One document from one or more results.json files (their backends side by side)."""
-    documents = [json.loads(Path(p).read_text()) for p in paths]
+    documents = [read_results(p) for p in paths]
     merged = dict(documents[0])
     if len(documents) > 1:
         merged["environment"] = dict(documents[0]["environment"],
