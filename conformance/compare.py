@@ -40,6 +40,7 @@ class Outcome(str, Enum):
     DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
     XFAIL = "xfail"  # a known failure, listed in the backend's expectations file
     XPASS = "xpass"  # listed as a known failure but passes: the list is out of date
+    SKIPPED = "skipped"  # listed in the backend's skips file (it hangs on the item): never run
 
 
 @dataclass

@@ -21,7 +21,7 @@ from .backends.isolated import IsolatedBackend
 from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
-from .expectations import Expectations, load_expectations
+from .expectations import Expectations, file_names, load_expectations, load_skips
 from .report import Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -36,6 +36,7 @@ STATUS = {
     Outcome.DIVERGENT: ("divergent", "d", "DIVERGENT"),
     Outcome.XFAIL: ("xfail", "x", "XFAIL"),
     Outcome.UNSUPPORTED: ("unsupported", "u", "UNSUPPORTED"),
+    Outcome.SKIPPED: ("skipped", "s", "SKIPPED"),
     Outcome.FAIL: ("failed", "F", "FAILED"),
     Outcome.ERROR: ("error", "E", "ERROR"),
     Outcome.CRASH: ("crash", "C", "CRASH"),
@@ -75,6 +76,7 @@ class BackendUnderTest:
     backend: Backend  # loaded here, for its name, version and details
     runner: Backend  # what runs the items: the backend itself or its isolated process
     expectations: Expectations | None
+    skips: Expectations | None  # items never run: they hang the backend
 
 
 class SuiteSession:
@@ -83,6 +85,11 @@ class SuiteSession:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.seed = config.getoption("seed")
+        expectations = config.getoption("expectations")
+        if expectations is not None and not expectations.exists():
+            raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
+        self.item_ids: set[str] = set()  # every item the case files produce, selected or not
+        self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
@@ -105,14 +112,40 @@ class SuiteSession:
             runner = IsolatedBackend(spec, backend.name, backend.version,
                                      config.getoption("conformance_timeout"),
                                      config.getoption("conformance_memory_limit") or None)
-        expectations = None
+        expectations = skips = None
         if config.getoption("expectations") is not None:
             try:
-                expectations = load_expectations(config.getoption("expectations"), backend.name,
-                                                 fallback=spec.partition("[")[0], details=backend.details())
+                expectations, skips = (load(config.getoption("expectations"), backend.name,
+                                            fallback=spec.partition("[")[0], details=backend.details())
+                                       for load in (load_expectations, load_skips))
             except CaseError as e:
                 raise pytest.UsageError(f"--expectations: {e}") from None
-        return BackendUnderTest(spec, backend, runner, expectations)
+        return BackendUnderTest(spec, backend, runner, expectations, skips)
+
+    def expectation_lines(self) -> list[str]:
+        """Which files of --expectations each backend reads, and how many entries apply."""
+        path = self.config.getoption("expectations")
+        lines = []
+        for target in self.targets:
+            names = file_names(target.backend.name, target.spec.partition("[")[0])
+            found = [f"{e.file} ({len(e.entries)} {'entry' if len(e.entries) == 1 else 'entries'})"
+                     for e in (target.expectations, target.skips) if e]
+            looked = (f"{path}/{names[0]}.yaml" if path.is_dir() else str(path))
+            lines.append(f"conformance expectations of {target.spec}: " + (", ".join(found) or f"none ({looked} not found)"))
+        return lines
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.config.getoption("lf", False) or not self.item_ids:
+            return  # --lf collects only the files that failed: every entry would look stale
+        for target in self.targets:
+            for listing in (target.expectations, target.skips):
+                for entry in listing.stale(self.item_ids) if listing else ():
+                    self.stale[entry.where] = entry.match
+        if hasattr(self.config, "workeroutput"):
+            self.config.workeroutput["conformance_stale"] = self.stale
+
+    def pytest_testnodedown(self, node, error) -> None:
+        self.stale.update(getattr(node, "workeroutput", {}).get("conformance_stale", {}))
 
     def repro(self, item_id: str, spec: str) -> str:
         suite = ["--pyargs", "conformance"] if self.config.option.pyargs else ["conformance"]
@@ -132,7 +165,8 @@ class SuiteSession:
             write_reports(self.results, partial=interrupted, interrupted=interrupted)
 
     def pytest_report_header(self) -> list[str]:
-        return header_lines(self.env)
+        extra = self.expectation_lines() if self.config.getoption("expectations") is not None else []
+        return header_lines(self.env) + extra
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):
         if file_path == PACKAGE_DIR / "__init__.py":
@@ -167,6 +201,10 @@ class SuiteSession:
             self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.stale:
+            terminalreporter.section("conformance: stale expectations (they match no item)")
+            for where, match in sorted(self.stale.items()):
+                terminalreporter.write_line(f"{where}: {match}")
         records = self.results.records
         if not records:
             return
@@ -233,6 +271,7 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):
                 if item.id in suite.seen:
                     raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
                 suite.seen[item.id] = self.path
+                self.config.stash[STATE].item_ids.add(item.id)
                 for target in targets:
                     name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
                     yield ConformanceItem.from_parent(self, name=name, item=item, target=target)
@@ -253,6 +292,11 @@ class ConformanceItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
+        skip = self.target.skips.find(self.item.id) if self.target.skips else None
+        if skip is not None:
+            self.record.update(outcome=Outcome.SKIPPED.value, message=f"{skip.reason} ({skip.where})",
+                               expectation=skip.as_json())
+            pytest.skip(f"skipped: {skip.reason} ({skip.where})")
         try:
             verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry)
         except Exception as e:  # the suite's own fault: recorded as an error of the item, shown in full

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 import jsonschema
 
 FAILING = ("fail", "error", "crash", "timeout", "xpass")
-OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "fail", "error", "crash", "timeout", "xpass")
+OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "skipped", "fail", "error", "crash", "timeout", "xpass")
 
 Record = dict[str, Any]
 

@@ -3,12 +3,38 @@ line with pytest's exit code, expectations that say what they matched, a fast si
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
+
+ZERO_BACKEND = """\
+import numpy as np
+from onnx.backend.base import Backend, BackendRep
+
+
+class ZeroRep(BackendRep):
+    def run(self, inputs, **kwargs):
+        return [np.zeros(inputs[0].shape[:2] + (1,) * (inputs[0].ndim - 2), dtype=inputs[0].dtype)]
+
+
+class Zeros(Backend):
+    '''Answers zeros of a plausible shape; writes down the device it is asked for.'''
+
+    @classmethod
+    def prepare(cls, model, device="CPU", **kwargs):
+        with open("devices.txt", "a") as seen:
+            seen.write(device + "\\n")
+        return ZeroRep()
+
+    @classmethod
+    def supports_device(cls, device):
+        return device in ("CPU", "CUDA")
+"""
 
 
 def run_suite(pytester, *args):
@@ -55,3 +81,48 @@ def test_a_missing_or_malformed_results_file_is_one_line_and_exit_2(command, tmp
         assert main([command, str(tmp_path / bad), *extra]) == 2  # 1 stays "regression found"
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and error.startswith(f"conformance {command}: {tmp_path / bad}: {says}")
+
+
+def test_a_missing_expectations_path_is_a_usage_error(pytester):
+    result = run_suite(pytester, "--expectations", str(pytester.path / "nowhere"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --expectations {pytester.path / 'nowhere'}: no such file or directory"])
+
+
+def test_the_header_names_the_expectations_and_the_summary_their_stale_entries(pytester):
+    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
+    pytester.syspathinsert()
+    cases = small_cases(pytester)
+    listed = pytester.path / "expected"
+    listed.mkdir()
+    # An import path goes by its class's name: the file is Zeros.yaml, not somepkg.zeros:Zeros.yaml.
+    (listed / "Zeros.yaml").write_text(
+        "backend: somepkg.zeros:Zeros\nentries:\n"
+        "  - {match: 'MaxPool-*/small[[]float32[]]', outcome: fail, reason: answers zeros}\n"
+        "  - {match: 'MaxPool-*/renamed_case*', outcome: fail, reason: a case that is gone}\n")
+    (listed / "Zeros.skips.yaml").write_text(
+        "backend: Zeros\nentries:\n  - {match: MaxPool-1/*, reason: hangs at version 1}\n")
+    result = run_suite(pytester, "--backend=somepkg.zeros:Zeros", "--cases", str(cases), "--expectations", str(listed),
+                       "-rs", f"--report={pytester.path / 'out'}")
+    assert result.ret == 0, result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert (outcomes["xfail"], outcomes["skipped"]) == (5, 1)
+    result.stdout.fnmatch_lines([
+        f"conformance expectations of somepkg.zeros:Zeros: {listed}/Zeros.yaml (2 entries), "
+        f"{listed}/Zeros.skips.yaml (1 entry)",
+        "*conformance: stale expectations (they match no item)*",
+        f"{listed}/Zeros.yaml:4: MaxPool-*/renamed_case*",
+        f"SKIPPED*skipped: hangs at version 1 ({listed}/Zeros.skips.yaml:3)",
+    ])
+    report = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert next(r for r in report["items"] if r["version"] == 1)["outcome"] == "skipped"
+    # under xdist the workers collect: the stale entries still reach the summary
+    result = run_suite(pytester, "--backend=somepkg.zeros:Zeros", "--cases", str(cases), "--expectations", str(listed),
+                       "-n", "2")
+    result.stdout.fnmatch_lines(["*conformance: stale expectations*", f"{listed}/Zeros.yaml:4: MaxPool-*/renamed_case*"])
+
+
+def test_a_directory_without_a_file_for_the_backend_says_so(pytester):
+    (pytester.path / "empty").mkdir()
+    result = run_suite(pytester, "--cases", str(small_cases(pytester)), "--expectations", str(pytester.path / "empty"))
+    result.stdout.fnmatch_lines([f"conformance expectations of reference: none ({pytester.path / 'empty'}/reference.yaml not found)"])
