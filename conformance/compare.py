@@ -339,8 +339,7 @@ def _show(value: Any) -> str:
 
 
 def _first_line(text: str) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line[:300]
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")  # whole: displays shorten it
 
 
 def _type_name(e: BaseException) -> str:

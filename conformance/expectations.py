@@ -19,6 +19,7 @@ import yaml
 
 from .cases import read_yaml
 from .compare import Outcome, Verdict
+from .summary import shorten
 
 
 @dataclass(frozen=True)
@@ -178,4 +179,4 @@ def _glob_escape(text: str) -> str:
 
 def _first_line(message: str) -> str:
     line = next((line.strip() for line in message.splitlines() if line.strip()), "no message")
-    return line if len(line) <= 300 else line[:297] + "..."
+    return shorten(line, 300)

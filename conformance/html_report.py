@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from .summary import (OUTCOMES, backends, case_class, disagreements, divergences, errata, failures, matrix,
-                      opset_regressions, totals)
+                      opset_regressions, shorten, totals)
 
 SHOWN_PER_GROUP = 12
 SHOWN_FAILURES = 400
@@ -244,7 +244,7 @@ def _collection_errors(document: dict[str, Any]) -> str:
 
 
 def _unsupported(items: list[dict]) -> str:
-    grouped = Counter((r["backend"], r["message"][:140]) for r in items if r["outcome"] == "unsupported")
+    grouped = Counter((r["backend"], shorten(r["message"], 140)) for r in items if r["outcome"] == "unsupported")
     if not grouped:
         return ""
     rows = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(m)}</code></td></tr>"

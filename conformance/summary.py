@@ -57,6 +57,14 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
     return merged
 
 
+def shorten(text: str, width: int) -> str:
+    """``text`` cut for display at a word boundary within ``width`` characters (results.json keeps it whole)."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[width // 2:] else cut).rstrip(" ,;:") + "…"
+
+
 def backends(document: dict[str, Any]) -> list[str]:
     return [b["name"] for b in document["environment"]["backends"]]
 
@@ -159,7 +167,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     failing = failures(items)
     lines += ["", f"## Failures ({sum(len(v) for v in failing.values())})", ""]
     for (backend, op_version, klass), records in failing.items():
-        lines.append(f"- {backend} {op_version} {klass}: {len(records)} ({records[0]['outcome']}: {records[0]['message'][:160]})")
+        lines.append(f"- {backend} {op_version} {klass}: {len(records)} ({records[0]['outcome']}: {shorten(records[0]['message'], 160)})")
     if document["collection_errors"]:
         lines += ["", "## Case files that did not load", ""]
         lines += [f"- {e['message']}" for e in document["collection_errors"]]

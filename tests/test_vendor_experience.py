@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
@@ -126,3 +127,42 @@ def test_a_directory_without_a_file_for_the_backend_says_so(pytester):
     (pytester.path / "empty").mkdir()
     result = run_suite(pytester, "--cases", str(small_cases(pytester)), "--expectations", str(pytester.path / "empty"))
     result.stdout.fnmatch_lines([f"conformance expectations of reference: none ({pytester.path / 'empty'}/reference.yaml not found)"])
+
+
+def test_openvino_s_reason_survives_its_conversion_report():
+    pytest.importorskip("openvino")
+    from conformance.backends import load_backend
+    from conformance.cases import bundled_case_dir, load_case_file, load_registry
+    from conformance.expand import expand
+
+    # A static empty batch fails in the frontend's conversion report, which reads
+    # "MaxPool-1 with a message:" and gives the reason lines later.
+    cases = load_case_file(bundled_case_dir() / "maxpool_edges.yaml", load_registry(bundled_case_dir()))
+    item = next(i for c in cases if c.name.startswith("empty_batch") for i in expand(c)
+                if i.id == "MaxPool-1/empty_batch/1d-y[float32]")
+    with pytest.raises(RuntimeError) as info:
+        load_backend("openvino").run(item.model, item.make_inputs(0))
+    assert str(info.value).splitlines()[0] == "Batch size is zero."
+
+
+def test_results_json_keeps_the_whole_reason_and_displays_cut_at_a_word(tmp_path):
+    from conformance.compare import evaluate
+    from conformance.summary import shorten
+    from tests.test_compare import bundled
+
+    location = "pool_attributes.h:88 onnxruntime::PoolAttributes::PoolAttributes(" + "x" * 300 + ") was false. "
+
+    class Refuses:
+        name, version = "refuses", "1"
+
+        def details(self):
+            return {}
+
+        def run(self, model, inputs):
+            raise RuntimeError(location + "Pad should be smaller than kernel.")
+
+    verdict = evaluate(bundled("MaxPool", "2d_ceil", 12), Refuses(), 0, {})
+    assert verdict.message.endswith("Pad should be smaller than kernel.")
+    shown = shorten(verdict.message, 160)
+    assert len(shown) <= 160 and shown.endswith("…") and shown[:-1] in verdict.message
+    assert shorten("a short reason", 160) == "a short reason"
