@@ -166,3 +166,19 @@ def test_results_json_keeps_the_whole_reason_and_displays_cut_at_a_word(tmp_path
     shown = shorten(verdict.message, 160)
     assert len(shown) <= 160 and shown.endswith("…") and shown[:-1] in verdict.message
     assert shorten("a short reason", 160) == "a short reason"
+
+
+def test_an_onnx_backend_class_runs_on_the_device_named_in_brackets(pytester):
+    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
+    pytester.syspathinsert()
+    cases = small_cases(pytester)
+    result = run_suite(pytester, "--backend=somepkg.zeros:Zeros[device=CUDA]", "--cases", str(cases))
+    result.assert_outcomes(failed=6)
+    result.stdout.fnmatch_lines(["conformance backend: somepkg.zeros:Zeros[[]device=CUDA[]] unknown (class somepkg.zeros.Zeros, device CUDA,*",
+                                 "repro: pytest conformance '--backend=somepkg.zeros:Zeros[[]device=CUDA[]]' *"])
+    assert (pytester.path / "devices.txt").read_text().split() == ["CUDA"] * 6
+    for option, says in [("device=TPU", "supports_device('TPU') is False"),
+                         ("threads=1", "is an onnx Backend class: its one option is device, not threads")]:
+        refused = run_suite(pytester, f"--backend=somepkg.zeros:Zeros[{option}]", "--cases", str(cases))
+        assert refused.ret == pytest.ExitCode.USAGE_ERROR
+        refused.stderr.fnmatch_lines([f"ERROR: --backend=somepkg.zeros:Zeros[[]{option}[]]: *{says}"])
