@@ -9,18 +9,23 @@ every item runs on each, and its id ends in ``@backend``.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 
 import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import IsolatedBackend
-from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
+from .case_cache import ExpansionCache, expand_file
+from .cases import CaseError, bundled_case_dir, case_files, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
-from .expand import Item, expand
+from .dtypes import DTYPES
+from .expand import Item
+from .operators import operators
 from .expectations import Expectations, file_names, load_expectations, load_skips
 from .report import Results, environment, header_lines, item_record, write_reports
 
@@ -97,6 +102,9 @@ class SuiteSession:
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
+        cache = getattr(config, "cache", None)
+        self.expansions = ExpansionCache(cache.mkdir("conformance-items"), self.case_dir) if cache else None
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         self.results = Results(self.env, self.report_dir)
@@ -174,7 +182,7 @@ class SuiteSession:
         return None
 
     def pytest_report_teststatus(self, report: pytest.TestReport):
-        record = dict(getattr(report, "user_properties", ())).get(RECORD)
+        record = _record(report)
         if report.when == "call" and record and "outcome" in record:
             return STATUS[Outcome(record["outcome"])]
         return None
@@ -184,7 +192,7 @@ class SuiteSession:
             self.results.add_collection_error(report.nodeid, str(report.longrepr))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = dict(report.user_properties).get(RECORD)
+        record = _record(report)
         if record is None:
             if report.failed and "worker" in str(report.longrepr) and "crashed" in str(report.longrepr):
                 # pytest-xdist lost the worker process running this item (--isolation=none)
@@ -237,6 +245,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _suite_requested(config):
         # A malformed case file is reported and the other files still run.
         config.option.continue_on_collection_errors = True
+        _register_markers(config)
         session = SuiteSession(config)
         config.stash[STATE] = session
         config.pluginmanager.register(session, "conformance-session")
@@ -265,16 +274,20 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
 class CaseFile(CaseErrorsInOneLine, pytest.File):
     def collect(self):
         suite: Suite = self.parent
-        targets = self.config.stash[STATE].targets
-        for case in load_case_file(self.path, suite.registry):
-            for item in expand(case):
-                if item.id in suite.seen:
-                    raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
-                suite.seen[item.id] = self.path
-                self.config.stash[STATE].item_ids.add(item.id)
-                for target in targets:
-                    name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
-                    yield ConformanceItem.from_parent(self, name=name, item=item, target=target)
+        state = self.config.stash[STATE]
+        targets = state.targets
+        expanded = state.expansions.items if state.expansions else expand_file
+        for item in expanded(self.path, suite.registry):
+            if item.id in suite.seen:
+                raise item.case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
+            suite.seen[item.id] = self.path
+            state.item_ids.add(item.id)
+            for target in targets:
+                name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
+                # The id given whole: pytest >= 9 would otherwise read "[float32]" as parameters
+                # on the cache's side only, and --lf/--ff would find no previous failure.
+                yield ConformanceItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", item=item,
+                                                  target=target)
 
 
 class ConformanceFailure(Exception):
@@ -286,11 +299,27 @@ class ConformanceItem(pytest.Item):
     def __init__(self, *, item: Item, target: BackendUnderTest, **kwargs):
         super().__init__(**kwargs)
         self.item, self.target = item, target
-        self.record = item_record(item, self.config.stash[STATE].case_dir)
-        self.record.update(backend=target.backend.name, backend_version=target.backend.version)
-        self.user_properties.append((RECORD, self.record))
+        # One shared Mark per name: add_marker() per item would cost a second per run.
+        self.own_markers.extend(_mark(name) for name in markers(item))
+
+    @cached_property
+    def record(self) -> dict:
+        """Built when the item runs: a run selecting one item with -k builds one."""
+        record = item_record(self.item, self.config.stash[STATE].case_dir)
+        record.update(backend=self.target.backend.name, backend_version=self.target.backend.version)
+        return record
+
+    def setup(self) -> None:
+        self.user_properties.append((RECORD, json.dumps(self.record)))
 
     def runtest(self) -> None:
+        try:
+            self._run()
+        finally:  # the record as the item ended, as JSON: JUnit XML shows it as such
+            self.user_properties[:] = [(k, v) for k, v in self.user_properties if k != RECORD]
+            self.user_properties.append((RECORD, json.dumps(self.record)))
+
+    def _run(self) -> None:
         state = self.config.stash[STATE]
         skip = self.target.skips.find(self.item.id) if self.target.skips else None
         if skip is not None:
@@ -342,6 +371,43 @@ class ConformanceItem(pytest.Item):
 
     def reportinfo(self):
         return self.item.case.file, self.item.case.line - 1, self.name
+
+
+def _record(report) -> dict | None:
+    record = dict(getattr(report, "user_properties", ())).get(RECORD)
+    return json.loads(record) if record else None
+
+
+def markers(item: Item) -> list[str]:
+    """The item's markers, for -m: operator, version, domain, element type, where its expectation
+    comes from (``-m "maxpool and version22 and bfloat16 and literal"``)."""
+    case = item.case
+    return [case.op.lower(), f"version{item.version}", _domain_marker(case.domain), item.dtype, item.expectation]
+
+
+@cache
+def _mark(name: str) -> pytest.Mark:
+    return getattr(pytest.mark, name).mark
+
+
+def _domain_marker(domain: str) -> str:
+    return domain.replace(".", "_")
+
+
+def _register_markers(config: pytest.Config) -> None:
+    """Every marker an item can carry, so that --strict-markers and `pytest --markers` know them."""
+    described = {"literal": "the expected values are transcribed from a document, or worked out by hand",
+                 "derived": "the expected values are computed by the reference backend",
+                 "reject": "the model is invalid: a conforming backend refuses it"}
+    for (domain, op), operator in operators().items():
+        described[op.lower()] = f"the operator {op}"
+        described[_domain_marker(domain)] = f"the domain {domain}"
+        for version in operator.versions:
+            described[f"version{version}"] = f"operator version {version}"
+    for dtype in DTYPES:
+        described[dtype] = f"element type {dtype}"
+    for name, meaning in described.items():
+        config.addinivalue_line("markers", f"{name}: conformance items: {meaning}")
 
 
 def _provenance(provenance: dict) -> str:
