@@ -182,3 +182,36 @@ def test_an_onnx_backend_class_runs_on_the_device_named_in_brackets(pytester):
         refused = run_suite(pytester, f"--backend=somepkg.zeros:Zeros[{option}]", "--cases", str(cases))
         assert refused.ret == pytest.ExitCode.USAGE_ERROR
         refused.stderr.fnmatch_lines([f"ERROR: --backend=somepkg.zeros:Zeros[[]{option}[]]: *{says}"])
+
+
+def test_last_failed_reruns_only_the_failures_and_markers_select(pytester):
+    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
+    pytester.syspathinsert()
+    cases = small_cases(pytester)
+    common = ["--backend=somepkg.zeros:Zeros", "--cases", str(cases), "-p", "cacheprovider",
+              "-o", f"cache_dir={pytester.path / 'cache'}"]
+    first = run_suite(pytester, *common, "-k", "MaxPool-1/ or MaxPool-8/")
+    first.assert_outcomes(failed=2, deselected=4)
+    again = run_suite(pytester, *common, "--lf")
+    again.assert_outcomes(failed=2, deselected=4)
+    again.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures*"])
+    first_failed = run_suite(pytester, *common, "--ff", "-v")
+    first_failed.assert_outcomes(failed=6)
+    first_failed.stdout.fnmatch_lines(["*MaxPool-1/small[[]float32[]] FAILED*", "*MaxPool-8/small[[]float32[]] FAILED*",
+                                       "*MaxPool-10/small*"])
+    selected = run_suite(pytester, *common, "--strict-markers", "-m", "maxpool and version22 and float32 and literal")
+    selected.assert_outcomes(failed=1, deselected=5)
+    assert run_suite(pytester, *common, "-m", "derived").parseoutcomes()["deselected"] == 6
+
+
+def test_the_expansion_is_cached_by_content(pytester):
+    cases = small_cases(pytester)
+    common = ["--cases", str(cases), "-p", "cacheprovider", "-o", f"cache_dir={pytester.path / 'cache'}", "--co", "-q"]
+    run_suite(pytester, *common).assert_outcomes()
+    cached = list((pytester.path / "cache" / "d" / "conformance-items").glob("*.pickle"))
+    assert len(cached) == 1
+    (cases / "small.yaml").write_text(SMALL_CASE.replace("name: small", "name: renamed"))
+    result = run_suite(pytester, *common)
+    result.stdout.fnmatch_lines(["*MaxPool-1/renamed[[]float32[]]"])
+    assert "small[" not in result.stdout.str()
+    assert list((pytester.path / "cache" / "d" / "conformance-items").glob("*.pickle")) != cached
