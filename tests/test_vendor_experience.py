@@ -4,6 +4,7 @@ line with pytest's exit code, expectations that say what they matched, a fast si
 from __future__ import annotations
 
 import json
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -215,3 +216,54 @@ def test_the_expansion_is_cached_by_content(pytester):
     result.stdout.fnmatch_lines(["*MaxPool-1/renamed[[]float32[]]"])
     assert "small[" not in result.stdout.str()
     assert list((pytester.path / "cache" / "d" / "conformance-items").glob("*.pickle")) != cached
+
+
+def _shape(value):
+    """The keys of every mapping, nested; a list by its first element."""
+    if isinstance(value, dict):
+        return {key: _shape(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value and isinstance(value[0], (dict, list)) else []
+    return None
+
+
+def test_the_readme_results_example_is_a_real_run_and_junit_holds_the_record_as_json(pytester):
+    pytest.importorskip("onnxruntime")
+    import onnx
+    import onnxruntime
+
+    readme = (PACKAGE_DIR.parent / "README.md").read_text()
+    example = json.loads(readme.split("### results.json", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+    result = run_suite(pytester, "--backend=ort", "-k", "MaxPool-12/2d_ceil[float32]", "--report", "out",
+                       "--junitxml", "junit.xml")
+    assert result.ret == 0
+    real = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert _shape(example) == _shape(real)
+    assert example["summary"] == real["summary"]
+    assert {k: v for k, v in example["items"][0].items() if k != "duration_s"} == \
+        {k: v for k, v in real["items"][0].items() if k != "duration_s"}
+    assert (example["environment"]["backends"][0]["version"], example["environment"]["onnx"]) == \
+        (onnxruntime.__version__, onnx.__version__), "the README's example names other versions than this run's"
+
+    junit = ElementTree.parse(pytester.path / "junit.xml")
+    properties = [json.loads(p.get("value")) for p in junit.iter("property") if p.get("name") == "conformance"]
+    assert {r["id"]: r["outcome"] for r in properties}["MaxPool-12/2d_ceil[float32]"] == "pass"
+
+
+def test_the_ci_recipe_is_a_workflow_that_runs_the_readme_s_commands_and_uploads_the_report():
+    import yaml
+
+    from tests.test_vendor_guide import commands
+
+    workflow = yaml.safe_load((PACKAGE_DIR.parent / "examples" / "github-actions" / "conformance.yml").read_text())
+    assert workflow.get("on", workflow.get(True))  # YAML 1.1 reads the key `on` as true
+    steps = workflow["jobs"]["conformance"]["steps"]
+    lines = [line.strip() for step in steps for line in step.get("run", "").splitlines() if line.strip()]
+    suite = [line for line in lines if line.startswith(("pytest", "conformance"))]
+    assert suite and set(suite) <= set(commands()), "the workflow runs a command the README does not give"
+    assert "--expectations" in suite[-1]
+    report = suite[-1].split("--report ")[1].split()[0]
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "always()" and upload["with"]["path"].rstrip("/") == report
+    readme = (PACKAGE_DIR.parent / "README.md").read_text()
+    assert "examples/github-actions/conformance.yml" in readme
