@@ -4,8 +4,10 @@ disagree, divergences by open question, failures and errata; and its Markdown su
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -121,13 +123,54 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     return {key: dict(value) for key, value in sorted(table.items())}
 
 
-def failures(items: list[Record]) -> dict[tuple[str, str, str], list[Record]]:
-    """Failing items by (backend, op-version, case class)."""
-    grouped: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+def cause_signature(record: Record) -> str:
+    """What a failure's cause looks like, the same for every item it hits: the outcome and the
+    message with what varies from item to item made generic (counts, positions, shapes, lines,
+    bit patterns: "Y: # of # elements differ; Y[…]: expected -inf (0x#), got -#.#e+# (0x#)").
+    Special values stay apart from numbers: -inf, nan and -3.4e+38 are different causes."""
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x#", record.get("message", ""))
+    text = re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text)
+    text = re.sub(r"\[#(, #)*\]", "[…]", text)
+    return f"{record['outcome']}: " + " ".join(text.split())
+
+
+@dataclass
+class Cluster:
+    """Failing items of one backend with one cause signature."""
+
+    backend: str
+    signature: str
+    records: list[Record]
+
+    @property
+    def smallest(self) -> Record:
+        return min(self.records, key=lambda r: (sum(math.prod(i["shape"]) for i in r.get("inputs", [])), len(r["id"])))
+
+    @property
+    def op_versions(self) -> list[str]:
+        return [f"{op}-{v}" for op, v in sorted({(r["op"], r["version"]) for r in self.records})]
+
+    @property
+    def dtypes(self) -> list[str]:
+        return sorted({i["dtype"] for r in self.records for i in r.get("inputs", [])[:1]})
+
+    @property
+    def common_attributes(self) -> dict[str, Any]:
+        """Attribute values every item of the cluster shares: a hint of what matters."""
+        first = self.records[0].get("attributes", {})
+        return {k: v for k, v in first.items() if all(r.get("attributes", {}).get(k) == v for r in self.records)}
+
+
+def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
+    """Each backend's failing items clustered by cause signature, the largest cluster first."""
+    grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in items:
         if r["outcome"] in FAILING:
-            grouped[r["backend"], f"{r['op']}-{r['version']}", case_class(r) if "case" in r else "?"].append(r)
-    return dict(sorted(grouped.items()))
+            grouped[r["backend"], cause_signature(r)].append(r)
+    clusters: dict[str, list[Cluster]] = defaultdict(list)
+    for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
+        clusters[backend].append(Cluster(backend, signature, records))
+    return dict(clusters)
 
 
 def errata(items: list[Record]) -> list[dict[str, Any]]:
@@ -164,10 +207,12 @@ def render_markdown(document: dict[str, Any]) -> str:
     for r in regressions:
         shown = ", ".join(f"{v}: {o}" for v, o in r["outcomes"].items())
         lines.append(f"- {r['backend']}: {r['op']} {r['case']} [{r['dtype']}]: {shown}")
-    failing = failures(items)
-    lines += ["", f"## Failures ({sum(len(v) for v in failing.values())})", ""]
-    for (backend, op_version, klass), records in failing.items():
-        lines.append(f"- {backend} {op_version} {klass}: {len(records)} ({records[0]['outcome']}: {shorten(records[0]['message'], 160)})")
+    clusters = failure_clusters(items)
+    lines += ["", f"## Failures ({sum(len(c.records) for cs in clusters.values() for c in cs)}), by cause", ""]
+    for backend, found in clusters.items():
+        for cluster in found:
+            lines.append(f"- {backend}: {len(cluster.records)} × {shorten(cluster.signature, 160)} "
+                         f"(e.g. `{cluster.smallest['id']}`)")
     if document["collection_errors"]:
         lines += ["", "## Case files that did not load", ""]
         lines += [f"- {e['message']}" for e in document["collection_errors"]]

@@ -267,3 +267,48 @@ def test_the_ci_recipe_is_a_workflow_that_runs_the_readme_s_commands_and_uploads
     assert upload["if"] == "always()" and upload["with"]["path"].rstrip("/") == report
     readme = (PACKAGE_DIR.parent / "README.md").read_text()
     assert "examples/github-actions/conformance.yml" in readme
+
+
+def _record(backend, version, case, outcome, message, shape=(1, 1, 4), **attributes):
+    item_id = f"MaxPool-{version}/{case}[float32]"
+    return {"id": item_id, "case": case, "file": "cases/x.yaml", "line": 1, "op": "MaxPool", "domain": "ai.onnx",
+            "version": version, "opset_imports": {"ai.onnx": version}, "attributes": attributes,
+            "inputs": [{"name": "X", "shape": list(shape), "dtype": "float32"}], "expected": "derived",
+            "ambiguity": [], "erratum": None, "backend": backend, "backend_version": "1", "outcome": outcome,
+            "message": message, "repro": f"pytest conformance --backend={backend} -k '{item_id}'"}
+
+
+def test_the_html_report_clusters_failures_by_cause_per_backend_with_links():
+    import re
+
+    from conformance.html_report import render_html
+
+    # One backend fails 500 items for one cause (positions and counts vary) and 3 for another;
+    # the other backend's 2 failures must still show.
+    items = [_record("big", version, f"case{n}", "fail",
+                     f"Y: {n % 7 + 1} of 40 elements differ; Y[0, 0, {n % 3}]: expected -inf (0xff800000), "
+                     f"got -3.4028234663852886e+38 (0xff7fffff)", shape=(1, 1, 4 + n % 9), kernel_shape=[2])
+             for n in range(100) for version in (1, 8, 10, 12, 22)]
+    items += [_record("big", 22, f"refused{n}", "error", f"Fail: pool_attributes.h:{88 + n} Pad should be smaller "
+                      "than kernel.", kernel_shape=[2], pads=[n, n]) for n in range(3)]
+    items += [_record("small", 8, "only", "fail", "Y: shape [1, 1, 3], expected [1, 1, 2]"),
+              _record("small", 22, "only", "pass", "")]
+    document = {"schema_version": 1, "partial": False, "interrupted": False, "started": "s", "finished": "f",
+                "environment": {"backends": [{"name": n, "version": "1", "details": {}} for n in ("big", "small")],
+                                "onnx": "1", "numpy": "1", "python": "3", "platform": "p", "seed": 0, "cases": "c",
+                                "suite_version": "0"},
+                "summary": {}, "collection_errors": [], "items": items}
+    page = render_html(document)
+    failures = page.split("<h2 id='failures'>", 1)[1].split("<h2", 1)[0]
+    big, small = failures.split("id='failures-small'")
+    assert "big: 503 failing items, 2 causes" in big and big.count("<details open id='cause-big-") == 2
+    assert "500 fail" in big and "3 error" in big and "every item has kernel_shape=[2]" in big
+    assert "MaxPool-1/case0[float32]" in big  # the smallest item of the largest cause
+    assert "small: 1 failing item, 1 cause" in small and "MaxPool-8/only[float32]" in small
+    by_version = re.findall(r"<tr id='failures-big-MaxPool-(\d+)'>", big)
+    assert by_version == ["1", "8", "10", "12", "22"]  # numerically, not as text
+    anchors = set(re.findall(r"id='([^']+)'", page))
+    links = set(re.findall(r"href='#([^']+)'", page))
+    assert links <= anchors, links - anchors
+    assert "href='#failures-small-MaxPool-8'" in page and "href='#failures-big-MaxPool-22'" in page  # matrix counts
+    assert "<nav aria-label='contents'>" in page
