@@ -25,8 +25,8 @@ from .cases import CaseError, bundled_case_dir, case_files, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .dtypes import DTYPES
 from .expand import Item
-from .operators import operators
 from .expectations import Expectations, file_names, load_expectations, load_skips
+from .operators import operators
 from .report import Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
