@@ -50,6 +50,13 @@ def small_cases(pytester):
     return pytester.path / "mine"
 
 
+def zeros_and_cases(pytester):
+    """The backend somepkg.zeros:Zeros importable, and the small cases' directory."""
+    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
+    pytester.syspathinsert()
+    return small_cases(pytester)
+
+
 def test_the_suite_runs_beside_pytest_timeout(pytester):
     pytest.importorskip("pytest_timeout")
     cases = small_cases(pytester)
@@ -92,9 +99,7 @@ def test_a_missing_expectations_path_is_a_usage_error(pytester):
 
 
 def test_the_header_names_the_expectations_and_the_summary_their_stale_entries(pytester):
-    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
-    pytester.syspathinsert()
-    cases = small_cases(pytester)
+    cases = zeros_and_cases(pytester)
     listed = pytester.path / "expected"
     listed.mkdir()
     # An import path goes by its class's name: the file is Zeros.yaml, not somepkg.zeros:Zeros.yaml.
@@ -170,9 +175,7 @@ def test_results_json_keeps_the_whole_reason_and_displays_cut_at_a_word(tmp_path
 
 
 def test_an_onnx_backend_class_runs_on_the_device_named_in_brackets(pytester):
-    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
-    pytester.syspathinsert()
-    cases = small_cases(pytester)
+    cases = zeros_and_cases(pytester)
     result = run_suite(pytester, "--backend=somepkg.zeros:Zeros[device=CUDA]", "--cases", str(cases))
     result.assert_outcomes(failed=6)
     result.stdout.fnmatch_lines(["conformance backend: somepkg.zeros:Zeros[[]device=CUDA[]] unknown (class somepkg.zeros.Zeros, device CUDA,*",
@@ -186,9 +189,7 @@ def test_an_onnx_backend_class_runs_on_the_device_named_in_brackets(pytester):
 
 
 def test_last_failed_reruns_only_the_failures_and_markers_select(pytester):
-    pytester.makepyfile(**{"somepkg/__init__": "", "somepkg/zeros": ZERO_BACKEND})
-    pytester.syspathinsert()
-    cases = small_cases(pytester)
+    cases = zeros_and_cases(pytester)
     common = ["--backend=somepkg.zeros:Zeros", "--cases", str(cases), "-p", "cacheprovider",
               "-o", f"cache_dir={pytester.path / 'cache'}"]
     first = run_suite(pytester, *common, "-k", "MaxPool-1/ or MaxPool-8/")
