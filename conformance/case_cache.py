@@ -5,7 +5,8 @@ cores), and a pasted repro line (``-k <id>``) needs it all to find its one item.
 file (before any model is built: that happens when an item runs) are kept under a key made of
 every byte they can depend on: the case directory's files (a case may derive from another file),
 the bundled registry, and the suite's own code, schemas and signatures; any change makes a new
-key. A file that does not load is never cached: its error shows every time.
+key. The registry of open questions is kept the same way. A file that does not load is never
+cached: its error shows every time.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import pickle
 from pathlib import Path
+from typing import Callable, TypeVar
 
-from .cases import Ambiguity, bundled_case_dir, load_case_file
+from .cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
 from .expand import Item, expand
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+T = TypeVar("T")
 
 
 def suite_digest(case_dir: Path) -> str:
@@ -32,21 +35,27 @@ def suite_digest(case_dir: Path) -> str:
 
 class ExpansionCache:
     def __init__(self, directory: Path, case_dir: Path):
-        self.directory, self.digest = directory, suite_digest(case_dir)
+        self.directory, self.case_dir, self.digest = directory, case_dir, suite_digest(case_dir)
+
+    def registry(self) -> dict[str, Ambiguity]:
+        return self._cached("registry", lambda: load_registry(self.case_dir))
 
     def items(self, file: Path, registry: dict[str, Ambiguity]) -> list[Item]:
-        entry = self.directory / f"{self.digest}-{hashlib.sha256(str(file).encode()).hexdigest()[:16]}.pickle"
+        return self._cached(hashlib.sha256(str(file).encode()).hexdigest()[:16], lambda: expand_file(file, registry))
+
+    def _cached(self, name: str, compute: Callable[[], T]) -> T:
+        entry = self.directory / f"{self.digest}-{name}.pickle"
         try:
             return pickle.loads(entry.read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             pass
-        items = expand_file(file, registry)
-        for stale in self.directory.glob(f"*-{entry.name.split('-', 1)[1]}"):  # this file under older keys
+        value = compute()
+        for stale in self.directory.glob(f"*-{name}.pickle"):  # the same thing under older keys
             stale.unlink(missing_ok=True)
-        temporary = entry.with_suffix(f".{id(items)}.tmp")  # xdist workers write side by side
-        temporary.write_bytes(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL))
+        temporary = entry.with_suffix(f".{id(value)}.tmp")  # xdist workers write side by side
+        temporary.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         temporary.replace(entry)
-        return items
+        return value
 
 
 def expand_file(file: Path, registry: dict[str, Ambiguity]) -> list[Item]:

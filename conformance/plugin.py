@@ -13,7 +13,7 @@ import json
 import shlex
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 
 import pytest
@@ -23,10 +23,8 @@ from .backends.isolated import IsolatedBackend
 from .case_cache import ExpansionCache, expand_file
 from .cases import CaseError, bundled_case_dir, case_files, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
-from .dtypes import DTYPES
 from .expand import Item
 from .expectations import Expectations, file_names, load_expectations, load_skips
-from .operators import operators
 from .report import Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -95,6 +93,7 @@ class SuiteSession:
             raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
         self.item_ids: set[str] = set()  # every item the case files produce, selected or not
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
+        self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
@@ -141,6 +140,13 @@ class SuiteSession:
             looked = (f"{path}/{names[0]}.yaml" if path.is_dir() else str(path))
             lines.append(f"conformance expectations of {target.spec}: " + (", ".join(found) or f"none ({looked} not found)"))
         return lines
+
+    def mark(self, name: str, meaning: str) -> pytest.Mark:
+        """The Mark of this name, registered (for --strict-markers and `pytest --markers`) when first met."""
+        if name not in self.marks:
+            self.config.addinivalue_line("markers", f"{name}: conformance items: {meaning}")
+            self.marks[name] = getattr(pytest.mark, name).mark
+        return self.marks[name]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.getoption("lf", False) or not self.item_ids:
@@ -245,7 +251,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if _suite_requested(config):
         # A malformed case file is reported and the other files still run.
         config.option.continue_on_collection_errors = True
-        _register_markers(config)
         session = SuiteSession(config)
         config.stash[STATE] = session
         config.pluginmanager.register(session, "conformance-session")
@@ -265,7 +270,7 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
 
     def collect(self):
         state = self.config.stash[STATE]
-        self.registry = load_registry(state.case_dir)
+        self.registry = state.expansions.registry() if state.expansions else load_registry(state.case_dir)
         self.seen: dict[str, Path] = {}
         for file in case_files(state.case_dir):
             yield CaseFile.from_parent(self, path=file)
@@ -300,7 +305,7 @@ class ConformanceItem(pytest.Item):
         super().__init__(**kwargs)
         self.item, self.target = item, target
         # One shared Mark per name: add_marker() per item would cost a second per run.
-        self.own_markers.extend(_mark(name) for name in markers(item))
+        self.own_markers.extend(self.config.stash[STATE].mark(name, meaning) for name, meaning in markers(item))
 
     @cached_property
     def record(self) -> dict:
@@ -378,36 +383,20 @@ def _record(report) -> dict | None:
     return json.loads(record) if record else None
 
 
-def markers(item: Item) -> list[str]:
-    """The item's markers, for -m: operator, version, domain, element type, where its expectation
-    comes from (``-m "maxpool and version22 and bfloat16 and literal"``)."""
+def markers(item: Item) -> list[tuple[str, str]]:
+    """The item's markers and what they mean, for -m: operator, version, domain, element type, and
+    where its expectation comes from (``-m "maxpool and version22 and bfloat16 and literal"``)."""
     case = item.case
-    return [case.op.lower(), f"version{item.version}", _domain_marker(case.domain), item.dtype, item.expectation]
+    return [(case.op.lower(), f"the operator {case.op}"),
+            (f"version{item.version}", f"operator version {item.version}"),
+            (case.domain.replace(".", "_"), f"the domain {case.domain}"),
+            (item.dtype, f"element type {item.dtype}"),
+            (item.expectation, EXPECTATION_KINDS[item.expectation])]
 
 
-@cache
-def _mark(name: str) -> pytest.Mark:
-    return getattr(pytest.mark, name).mark
-
-
-def _domain_marker(domain: str) -> str:
-    return domain.replace(".", "_")
-
-
-def _register_markers(config: pytest.Config) -> None:
-    """Every marker an item can carry, so that --strict-markers and `pytest --markers` know them."""
-    described = {"literal": "the expected values are transcribed from a document, or worked out by hand",
-                 "derived": "the expected values are computed by the reference backend",
-                 "reject": "the model is invalid: a conforming backend refuses it"}
-    for (domain, op), operator in operators().items():
-        described[op.lower()] = f"the operator {op}"
-        described[_domain_marker(domain)] = f"the domain {domain}"
-        for version in operator.versions:
-            described[f"version{version}"] = f"operator version {version}"
-    for dtype in DTYPES:
-        described[dtype] = f"element type {dtype}"
-    for name, meaning in described.items():
-        config.addinivalue_line("markers", f"{name}: conformance items: {meaning}")
+EXPECTATION_KINDS = {"literal": "the expected values are transcribed from a document, or worked out by hand",
+                     "derived": "the expected values are computed by the reference backend",
+                     "reject": "the model is invalid: a conforming backend refuses it"}
 
 
 def _provenance(provenance: dict) -> str:
