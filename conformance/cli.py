@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .backends import load_backend, registered_backends
-from .cases import bundled_case_dir
+from .cases import CaseError, bundled_case_dir
 from .expectations import draft_expectations
 from .export import export
 from .html_report import render_html
@@ -68,10 +68,17 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output)
     if args.command == "export":
-        counts = export(args.cases, args.target, args.seed)
+        try:
+            counts, errors = export(args.cases, args.target, args.seed)
+        except CaseError as e:  # the registry
+            print(e, file=sys.stderr)
+            return 2
+        for error in errors:
+            print(error, file=sys.stderr)
         print(f"wrote {sum(counts.values())} tests to {args.target}: "
-              + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json")
-        return 0
+              + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json"
+              + (f"; {len(errors)} malformed case files left out (above)" if errors else ""))
+        return 1 if errors else 0
     if args.command == "backends":
         return _backends(args.names)
     if args.command == "registry":

@@ -13,6 +13,7 @@ channels-first, positions in the channels-first input (``nhwc-indices`` in the r
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass
 from functools import cached_property
@@ -294,6 +295,9 @@ def _check_input_values(case: Case, where: tuple, item_input: ItemInput) -> None
             raise case.error(where + ("data",), str(e)) from None
         return
     distribution = spec.random["distribution"]
+    bounds = next((distribution[k] for k in ("integers", "uniform", "distinct") if isinstance(distribution, dict) and k in distribution), None)
+    if bounds is not None and not (all(math.isfinite(b) for b in bounds) and bounds[0] <= bounds[1]):
+        raise case.error(where + ("random", "distribution"), f"the bounds {bounds} must be finite, the lower one first")
     if dtype.is_integer and (distribution == "normal" or (isinstance(distribution, dict) and "uniform" in distribution)):
         raise case.error(where + ("random", "distribution"), f"{distribution} gives non-integers; {dtype.name} needs integers, choice or permutation")
     if isinstance(distribution, dict) and "distinct" in distribution:
@@ -353,7 +357,7 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     elif "uniform" in distribution:
         values = rng.uniform(*distribution["uniform"], size=count)
     else:
-        values = rng.choice(np.array(distribution["choice"], dtype=np.float64), size=count)
+        values = rng.choice(dtype.cast(distribution["choice"]), size=count)  # exact: no float64 on the way
     return dtype.cast(values).reshape(shape)
 
 

@@ -21,10 +21,12 @@ import pytest
 from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import IsolatedBackend
 from .case_cache import ExpansionCache, expand_file
-from .cases import CaseError, bundled_case_dir, case_files, load_registry
+from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item
 from .expectations import Expectations, file_names, load_expectations, load_skips
+from .limits import NAMES as LIMIT_NAMES
+from .limits import parse_limits
 from .report import Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -71,6 +73,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
                     help=f"address-space limit of the isolated backend's process, 0 for none "
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
+    group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
+                    help="raise (or lower) a budget of case-file reading, repeatable: "
+                         + ", ".join(LIMIT_NAMES) + " (README, Case files: budgets)")
 
 
 @dataclass
@@ -97,13 +102,17 @@ class SuiteSession:
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
+        try:
+            self.limits = parse_limits(config.getoption("conformance_limit"))
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
         self.targets = [self._target(spec) for spec in split_specs(config.getoption("backend"))]
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
         cache = getattr(config, "cache", None)
-        self.expansions = ExpansionCache(cache.mkdir("conformance-items"), self.case_dir) if cache else None
+        self.expansions = ExpansionCache(cache.mkdir("conformance-items"), self.case_dir, self.limits) if cache else None
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         self.results = Results(self.env, self.report_dir)
@@ -270,10 +279,33 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
 
     def collect(self):
         state = self.config.stash[STATE]
-        self.registry = state.expansions.registry() if state.expansions else load_registry(state.case_dir)
+        load = state.expansions.registry if state.expansions else load_registry
+        try:
+            self.registry = load(state.case_dir, state.limits)
+        except CaseError as e:
+            if e.file == bundled_case_dir() / REGISTRY_FILE:
+                raise
+            # The directory's own registry is broken: one line for it, and the case files run
+            # against the bundled registry (a case naming one of its entries gets its own line).
+            self.registry = load(bundled_case_dir(), state.limits)
+            yield BrokenRegistry.from_parent(self, path=e.file, error=e)
         self.seen: dict[str, Path] = {}
         for file in case_files(state.case_dir):
-            yield CaseFile.from_parent(self, path=file)
+            node = CaseFile.from_parent(self, path=file)
+            if not node.nodeid.isprintable():  # a name with a newline must not fake a location
+                node = CaseFile.from_parent(self, path=file, name=escaped(node.name), nodeid=escaped(node.nodeid))
+            yield node
+
+
+class BrokenRegistry(CaseErrorsInOneLine, pytest.File):
+    """A case directory's ``ambiguities.yaml`` that does not load: its error, as a collection error."""
+
+    def __init__(self, *, error: CaseError, **kwargs):
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self):
+        raise self.error
 
 
 class CaseFile(CaseErrorsInOneLine, pytest.File):
@@ -282,7 +314,7 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):
         state = self.config.stash[STATE]
         targets = state.targets
         expanded = state.expansions.items if state.expansions else expand_file
-        for item in expanded(self.path, suite.registry):
+        for item in expanded(self.path, suite.registry, state.limits):
             if item.id in suite.seen:
                 raise item.case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
             suite.seen[item.id] = self.path
