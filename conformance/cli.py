@@ -25,7 +25,7 @@ from .html_report import render_html
 from .registry_page import render
 from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
 from .runs import compare_runs, render_comparison
-from .summary import load, render_markdown
+from .summary import ResultsError, load, render_markdown
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     fuzz_command.add_parser(commands)
 
     args = parser.parse_args(argv)
+    try:
+        return _command(args)
+    except ResultsError as e:  # a usage or input error, told apart from a regression (exit 1)
+        print(f"conformance {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "fuzz":
         return fuzz_command.main(args)
     if args.command == "coverage":

@@ -41,6 +41,7 @@ class Outcome(str, Enum):
     DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
     XFAIL = "xfail"  # a known failure, listed in the backend's expectations file
     XPASS = "xpass"  # listed as a known failure but passes: the list is out of date
+    SKIPPED = "skipped"  # listed in the backend's skips file (it hangs on the item): never run
 
 
 @dataclass
@@ -352,8 +353,7 @@ def _show(value: Any) -> str:
 
 
 def _first_line(text: str) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line[:300]
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")  # whole: displays shorten it
 
 
 def _type_name(e: BaseException) -> str:

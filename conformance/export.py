@@ -26,7 +26,7 @@ from onnx import helper
 
 from reference_backend.geometry import pool_axes
 
-from .ambiguities import detected
+from .ambiguities import OPENVINO_DOMAIN, _openvino_axes, detected
 from .cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
 from .compare import expected_outputs
 from .expand import Item, expand
@@ -82,8 +82,11 @@ def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambigu
 def _has_ties(item: Item, x: np.ndarray) -> bool:
     """Whether some window of the MaxPool holds its maximum more than once."""
     a = item.case.attributes
-    axes = pool_axes(x.shape[2:], a["kernel_shape"], a.get("strides"), a.get("pads"), a.get("dilations"),
-                     a.get("auto_pad", "NOTSET"), a.get("ceil_mode", 0))
+    if item.case.domain == OPENVINO_DOMAIN:  # OpenVINO's attributes and its own geometry
+        axes = _openvino_axes(item)
+    else:
+        axes = pool_axes(x.shape[2:], a["kernel_shape"], a.get("strides"), a.get("pads"), a.get("dilations"),
+                         a.get("auto_pad", "NOTSET"), a.get("ceil_mode", 0))
     padded = x.astype(np.float64)
     widths = [(0, 0), (0, 0)] + [(ax.pad_begin, ax.pad_end + ax.end_overhang) for ax in axes]
     padded = np.pad(padded, widths, constant_values=np.nan)  # padding never equals a maximum

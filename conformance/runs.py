@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .summary import FAILING, observed_reading
+from .summary import FAILING, observed_reading, shorten
 
 Key = tuple[str, str]  # (backend, item id)
 
@@ -82,6 +82,6 @@ def render_comparison(old: dict[str, Any], new: dict[str, Any], comparison: Comp
             grouped[change.backend, change.op_version].append(change)
         for (backend, op_version), members in sorted(grouped.items()):
             lines.append(f"- {backend} {op_version}: {len(members)}")
-            lines += [f"  - {c.id}: {c.old} -> {c.new}: {c.message[:200]}" for c in members]
+            lines += [f"  - {c.id}: {c.old} -> {c.new}: {shorten(c.message, 200)}" for c in members]
         lines.append("")
     return "\n".join(lines)
