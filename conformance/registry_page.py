@@ -16,7 +16,7 @@ def tagged_cases(case_dir: Path, registry: dict[str, Ambiguity], seed: int = 0) 
     for file in case_files(case_dir):
         for case in load_case_file(file, registry):
             for item in expand(case):
-                for key in detected(item, item.case_inputs(seed)):
+                for key in detected(item, item.case_inputs(seed), registry):
                     found[key][f"{file.name}: {case.name.split('/')[0]}"] += 1
     return found
 

@@ -15,7 +15,6 @@ import pytest
 from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
 from conformance.compare import Outcome, evaluate
 from conformance.expand import expand
-from reference_backend import ReferenceBackend
 from tests.mutants import MUTANTS, Mutant
 
 REGISTRY = load_registry(bundled_case_dir())
@@ -40,9 +39,8 @@ class MutantBackend:
         return {}
 
     def run(self, model, inputs):
-        with self.mutant.patch():
-            rep = ReferenceBackend.prepare(model)
-            return rep.run([inputs[vi.name] for vi in model.graph.input])
+        rep = self.mutant.backend.prepare(model)
+        return rep.run([inputs[vi.name] for vi in model.graph.input])
 
 
 def first_kill(mutant: Mutant) -> str | None:

@@ -76,8 +76,13 @@ def load_backend(spec: str) -> Backend:
             )
         target = found[0].load()
     if isinstance(target, type) and issubclass(target, OnnxBackend):
-        if options:
+        if options and not hasattr(target, "configured"):
             raise BackendNotFound(f"{spec!r} is an onnx Backend class and takes no options")
+        if options:  # a Backend class may offer `configured(**options)`, returning another class
+            try:
+                target = target.configured(**options)
+            except (TypeError, ValueError) as e:
+                raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
         return OnnxBackendAdapter(target, name=spec)
     try:
         backend = target(**options) if isinstance(target, type) else target
