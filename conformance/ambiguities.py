@@ -14,6 +14,7 @@ and only the others are run.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Callable
@@ -22,7 +23,7 @@ import numpy as np
 
 from .backends import Backend, load_backend
 from .cases import Ambiguity
-from .expand import Item
+from .expand import Item, qualified_op
 from .semantics import DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, has_empty_window, node_axes
 
 Inputs = dict[str, np.ndarray]
@@ -93,6 +94,20 @@ def questions(item: Item, written: Inputs, registry: dict[str, Ambiguity],
 
 def detected(item: Item, written: Inputs, registry: dict[str, Ambiguity]) -> list[str]:
     return questions(item, written, registry).ids
+
+
+def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguity], limit: int = 16) -> list[Readings]:
+    """Readings of two or more questions at once, for naming what a backend shows when no single
+    other reading does: the item's questions crossed with those that leave only values open
+    (``shapes_settled``) at its operator version, which another reading's windows can bring in
+    (OpenVINO's extra same window under ceil holds no element, for one)."""
+    op_version = f"{qualified_op(item.case.domain, item.case.op)}-{item.version}"
+    companions = [key for key, entry in registry.items() if key in QUESTIONS and key not in found.alternatives
+                  and entry.status == "open" and entry.entry.get("shapes_settled") and op_version in entry.entry["versions"]]
+    choices = [[(key, r) for r in QUESTIONS[key]] for key in found.alternatives] + \
+              [[(key, r) for r in QUESTIONS[key]] for key in companions]
+    combined = [Readings(dict(choice)) for choice in itertools.product(*choices)]
+    return [r for r in combined if len(r.differing()) >= 2][:limit]
 
 
 # The cheap tests: False only where the question's readings cannot give different answers.

@@ -6,6 +6,7 @@
     conformance backends                           the registered backends and whether they load here
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
+    conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import lock
 from .backends import load_backend, registered_backends
 from .cases import bundled_case_dir
 from .expectations import draft_expectations
@@ -56,7 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
+    locked = commands.add_parser("lock", help="check or rewrite the frozen derived expectations (cases/derived.lock)")
+    action = locked.add_mutually_exclusive_group(required=True)
+    action.add_argument("--check", action="store_true", help="exit 1, with a diff, where the reference now derives otherwise")
+    action.add_argument("--update", action="store_true",
+                        help="rewrite the lock, once the naive loops of tests/naive.py agree on every changed item")
+
     args = parser.parse_args(argv)
+    if args.command == "lock":
+        return lock.check() if args.check else lock.update()
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output)
     if args.command == "export":
@@ -105,10 +115,6 @@ def _backends(names_only: bool) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def _draft(results: Path, backend: str | None, output: Path | None) -> int:
     document = load([results])
     names = [b["name"] for b in document["environment"]["backends"]]
@@ -126,3 +132,7 @@ def _draft(results: Path, backend: str | None, output: Path | None) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

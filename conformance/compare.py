@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .ambiguities import Answer, Questions, answer, questions
+from .ambiguities import Answer, Questions, answer, combined_readings, questions
 from .backends import Backend, Unsupported
 from .backends.isolated import BackendCrashed, BackendGarbage, BackendTimedOut, RaisedInBackend, malformed
 from .cases import Ambiguity
@@ -75,13 +75,16 @@ class SuiteError(Exception):
     """The suite itself is wrong (the reference cannot compute a derived expectation)."""
 
 
-def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity]) -> Verdict:
+def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity], lock=None) -> Verdict:
+    """``lock`` (a :class:`conformance.lock.Lock`): check each derived expectation against it first."""
     written = item.case_inputs(seed)  # channels-first, as the case writes them
     inputs = item.to_model(written)
     if item.case.reject:
         question = item.case.ambiguity if item.case.ambiguity and item.case.ambiguity.status == "open" else None
         return _judge_rejection(item, backend, inputs, question)
     expected, default = derive(item, inputs)
+    if lock is not None and default is not None:
+        lock.verify(item, expected)
     found = questions(item, written, registry, default)
     ambiguities = found.ids
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
@@ -113,7 +116,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
         return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
     if open_ones:
-        reading, message = _observed_reading(item, written, open_ones, found, actual, mismatches)
+        reading, message = _observed_reading(item, written, registry, found, actual, mismatches)
         return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading)
     if mismatches:
         return Verdict(Outcome.FAIL, mismatches[0].line(), details, ambiguities, mismatches)
@@ -298,11 +301,12 @@ def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, 
     return [_mismatch(output.name, summary, shown, ~ok)]
 
 
-def _observed_reading(item: Item, written: dict[str, np.ndarray], open_ones: list[Ambiguity], found: Questions,
+def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
                       actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str]:
     """(reading, message): which reading the outputs show, the expected one, another one's
-    answer (computed by the reference under that reading), or none of them."""
+    answer (computed by the reference under that reading), several at once, or none of them."""
     case = item.case
+    open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
     expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
                 for a in open_ones]
     if not mismatches:
@@ -311,6 +315,11 @@ def _observed_reading(item: Item, written: dict[str, np.ndarray], open_ones: lis
         for reading, other in found.alternatives.get(question.id, {}).items():
             if other.outputs is not None and _matches(item, written, other.outputs, actual):
                 return reading, f"observed: {reading}"
+    for readings in combined_readings(item, found, registry):
+        other = answer(item, item.to_model(written), readings)
+        if other.outputs is not None and _matches(item, written, other.outputs, actual):
+            reading = " + ".join(readings.differing().values())
+            return reading, f"observed: {reading}"
     return f"not {', '.join(expected)}", f"observed: not {', '.join(expected)} ({mismatches[0].summary})"
 
 

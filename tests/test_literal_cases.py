@@ -12,10 +12,10 @@ import pytest
 
 from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
 from conformance.compare import same_bits
-from conformance.expand import expand, stored
+from conformance.expand import expand
 from conformance.semantics import QUESTIONS, Readings
 from reference_backend import ReferenceBackend
-from tests.naive import naive_activation, naive_max_pool, naive_max_unpool, naive_openvino_max_pool
+from tests.naive import naive_outputs
 
 
 def literal_items():
@@ -54,21 +54,7 @@ def test_the_reference_backend_reproduces_the_literal_case(item):
 
 @pytest.mark.parametrize("item", [i for i in literal_items() if readings_of(i) == Readings()], ids=lambda item: item.id)
 def test_the_naive_loops_reproduce_the_literal_case(item):
-    inputs = item.case_inputs(seed=0)  # channels-first, whatever the operator's layout
-    attrs = dict(item.case.attributes)
-    if item.case.domain == "org.openvinotoolkit":
-        actual = list(naive_openvino_max_pool(inputs["X"], **attrs))[: len(item.outputs)]
-    elif item.case.op in ("MaxPool", "NhwcMaxPool"):
-        activation = attrs.pop("activation", None)
-        bounds = attrs.pop("activation_params", None)
-        y, indices = naive_max_pool(inputs["X"], **attrs)
-        if activation:
-            y = naive_activation(y, *bounds)
-        actual = [stored(y, item.layout), indices][: len(item.outputs)]
-    else:
-        output_shape = inputs.get("output_shape")
-        actual = [naive_max_unpool(inputs["X"], inputs["I"], output_shape=None if output_shape is None
-                                   else [int(d) for d in output_shape], **attrs)]
+    actual = naive_outputs(item, item.case_inputs(seed=0))  # channels-first inputs, whatever the layout
     assert_outputs(item, expected_of(item), actual)
 
 
