@@ -210,10 +210,6 @@ class OutputSpec:
     data: Any = None  # nested list, or None when derived
     shape: tuple[int, ...] | None = None  # a documented shape without values (derived, then checked)
 
-    @property
-    def derived(self) -> bool:
-        return self.data is None
-
 
 @dataclass(frozen=True)
 class Upstream:

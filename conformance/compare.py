@@ -91,13 +91,13 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     try:
         actual = backend.run(item.model, inputs)
     except Unsupported as e:
-        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), ambiguities)
+        return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
     except (BackendCrashed, BackendTimedOut) as e:
         return Verdict(_LOST[type(e)], str(e), str(e), ambiguities)
     except BackendGarbage as e:
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
-        summary = f"{_type_name(e)}: {_first_line(str(e))}"
+        summary = f"{_type_name(e)}: {first_line(str(e))}"
         if any("rejected" in a.interpretations for a in open_ones):  # a reading the registry names
             return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities,
                            reading="refused")
@@ -131,11 +131,11 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     try:
         outputs = backend.run(item.model, inputs)
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
-        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), tags)
+        return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
     except (BackendCrashed, BackendTimedOut) as e:  # losing the process is no way to refuse
         return Verdict(_LOST[type(e)], str(e), str(e), tags)
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
-        refusal = f"refused: {_type_name(e)}: {_first_line(str(e))}"
+        refusal = f"refused: {_type_name(e)}: {first_line(str(e))}"
         if question:
             return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused")
         return Verdict(Outcome.PASS, refusal)
@@ -346,9 +346,10 @@ def _show(value: Any) -> str:
     return f"{as_float!r} (0x{bits:0{2 * value.dtype.itemsize}x})"
 
 
-def _first_line(text: str) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line[:300]
+def first_line(text: str, default: str = "") -> str:
+    """The first non-blank line of ``text``, at most 300 characters."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), default)
+    return line if len(line) <= 300 else line[:297] + "..."
 
 
 def _type_name(e: BaseException) -> str:

@@ -24,28 +24,26 @@ import onnx
 from onnx import helper
 
 from .ambiguities import detected
-from .cases import Ambiguity, case_files, load_case_file, load_registry
+from .cases import Ambiguity, load_registry
 from .compare import expected_outputs
-from .expand import Item, expand
+from .expand import Item, load_items
 from .semantics import node_axes
 
 
 def export(case_dir: Path, target: Path, seed: int) -> dict[str, int]:
     registry = load_registry(case_dir)
     manifest, names, counts = [], set(), {}
-    for file in case_files(case_dir):
-        for case in load_case_file(file, registry):
-            for item in expand(case):
-                written = item.case_inputs(seed)
-                inputs = item.to_model(written)
-                kind, note = _kind(item, written, registry)
-                name = _test_name(item.id, names)
-                directory = target / kind / name
-                _write(directory, item, inputs, None if kind == "must_reject" else expected_outputs(item, inputs))
-                manifest.append({"test": f"{kind}/{name}", "id": item.id, "kind": kind, "expected": item.expectation,
-                                 "case": f"{case.file.name}:{case.line}", "op": case.op, "version": item.version,
-                                 "note": note})
-                counts[kind] = counts.get(kind, 0) + 1
+    for item in load_items(case_dir, registry):
+        written = item.case_inputs(seed)
+        inputs = item.to_model(written)
+        kind, note = _kind(item, written, registry)
+        name = _test_name(item.id, names)
+        directory = target / kind / name
+        _write(directory, item, inputs, None if kind == "must_reject" else expected_outputs(item, inputs))
+        manifest.append({"test": f"{kind}/{name}", "id": item.id, "kind": kind, "expected": item.expectation,
+                         "case": f"{item.case.file.name}:{item.case.line}", "op": item.case.op,
+                         "version": item.version, "note": note})
+        counts[kind] = counts.get(kind, 0) + 1
     (target / "manifest.json").write_text(json.dumps({"seed": seed, "tests": manifest}, indent=1))
     return counts
 

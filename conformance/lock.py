@@ -24,7 +24,7 @@ import numpy as np
 
 from .cases import bundled_case_dir
 from .compare import SuiteError
-from .expand import Item
+from .expand import Item, load_items
 
 LOCK_FILE = "derived.lock"
 SHOWN_ITEMS = 20
@@ -89,12 +89,7 @@ class Lock:
 
 
 def derived_items(case_dir: Path) -> list[Item]:
-    from .cases import case_files, load_case_file, load_registry
-    from .expand import expand
-
-    registry = load_registry(case_dir)
-    return [item for file in case_files(case_dir) for case in load_case_file(file, registry)
-            for item in expand(case) if item.expectation == "derived"]
+    return [item for item in load_items(case_dir) if item.expectation == "derived"]
 
 
 def current_lines(items: list[Item], seed: int = 0) -> tuple[dict[str, str], dict[str, dict[str, np.ndarray]]]:
@@ -103,7 +98,7 @@ def current_lines(items: list[Item], seed: int = 0) -> tuple[dict[str, str], dic
 
     lines, outputs = {}, {}
     for item in items:
-        expected = expected_outputs(item, item.make_inputs(seed))
+        expected = expected_outputs(item, item.to_model(item.case_inputs(seed)))
         lines[item.id], outputs[item.id] = entry(item, expected), expected
     return lines, outputs
 

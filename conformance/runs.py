@@ -13,7 +13,6 @@ from typing import Any
 
 from .summary import FAILING, observed_reading
 
-Key = tuple[str, str]  # (backend, item id)
 
 
 @dataclass

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from conformance.ambiguities import _PREFILTERS, detected
-from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
-from conformance.expand import expand
+from conformance.cases import bundled_case_dir, load_case_file, load_registry
+from conformance.expand import expand, load_items
 
 REGISTRY = load_registry(bundled_case_dir())
 
@@ -106,10 +106,8 @@ def test_every_prefilter_names_a_registry_entry():
 
 def test_every_open_question_is_reached_by_a_bundled_item():
     reached = set()
-    for file in case_files(bundled_case_dir()):
-        for case in load_case_file(file, REGISTRY):
-            for made in expand(case):
-                reached.update(detected(made, made.case_inputs(0), REGISTRY))
+    for made in load_items(bundled_case_dir(), REGISTRY):
+        reached.update(detected(made, made.case_inputs(0), REGISTRY))
     open_ones = {key for key, entry in REGISTRY.items() if entry.status == "open"}
     assert open_ones <= reached, json.dumps(sorted(open_ones - reached))
 

@@ -10,18 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+from conformance.cases import bundled_case_dir
 from conformance.compare import same_bits
-from conformance.expand import expand
+from conformance.expand import load_items
 from conformance.semantics import QUESTIONS, Readings
 from reference_backend import ReferenceBackend
 from tests.naive import naive_outputs
 
 
 def literal_items():
-    registry = load_registry(bundled_case_dir())
-    return [item for file in case_files(bundled_case_dir()) for case in load_case_file(file, registry)
-            for item in expand(case) if item.expectation == "literal"]
+    return [item for item in load_items(bundled_case_dir()) if item.expectation == "literal"]
 
 
 def readings_of(item) -> Readings:
@@ -46,7 +44,7 @@ def assert_outputs(item, expected, actual):
 
 @pytest.mark.parametrize("item", literal_items(), ids=lambda item: item.id)
 def test_the_reference_backend_reproduces_the_literal_case(item):
-    inputs = item.make_inputs(seed=0)
+    inputs = item.to_model(item.case_inputs(0))
     backend = ReferenceBackend.configured(str(readings_of(item)))
     actual = backend.run_model(item.model, [inputs[i.name] for i in item.inputs])
     assert_outputs(item, expected_of(item), actual)
