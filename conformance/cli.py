@@ -58,12 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
-    locked = commands.add_parser("lock", help="check or rewrite the frozen derived expectations (cases/derived.lock)")
-    action = locked.add_mutually_exclusive_group(required=True)
-    action.add_argument("--check", action="store_true", help="exit 1, with a diff, where the reference now derives otherwise")
-    action.add_argument("--update", action="store_true",
-                        help="rewrite the lock, once the naive loops of tests/naive.py agree on every changed item")
-
+    _add_lock_command(commands)
     args = parser.parse_args(argv)
     if args.command == "lock":
         return lock.check() if args.check else lock.update()
@@ -96,6 +91,14 @@ def main(argv: list[str] | None = None) -> int:
         write_atomically(args.markdown, text)
     sys.stdout.write(text)
     return 1 if comparison.regressions else 0
+
+
+def _add_lock_command(commands) -> None:
+    locked = commands.add_parser("lock", help="check or rewrite the frozen derived expectations (cases/derived.lock)")
+    action = locked.add_mutually_exclusive_group(required=True)
+    action.add_argument("--check", action="store_true", help="exit 1, with a diff, where the reference now derives otherwise")
+    action.add_argument("--update", action="store_true",
+                        help="rewrite the lock, once the naive loops of tests/naive.py agree on every changed item")
 
 
 def _backends(names_only: bool) -> int:
