@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Callable
 
 import numpy as np
@@ -74,10 +74,10 @@ def questions(item: Item, written: Inputs, registry: dict[str, Ambiguity],
     found = Questions([tagged] if tagged else [])
     if case.reject:
         return found
-    inputs = item.to_model(written)
+    inputs, view = item.to_model(written), _View(item, written)
     for key in QUESTIONS:
         entry = registry.get(key)
-        if entry is None or entry.status != "open" or not (key == tagged or _may_differ(key, item, written)):
+        if entry is None or entry.status != "open" or not (key == tagged or _may_differ(key, view)):
             continue
         if default is None:
             default = answer(item, inputs)
@@ -112,46 +112,45 @@ def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguit
 
 # The cheap tests: False only where the question's readings cannot give different answers.
 
-def _pooling(item: Item) -> tuple[str, dict, tuple[int, ...]] | None:
-    """(domain, attributes, input shape) of the item's MaxPool node, or of its upstream MaxPool."""
-    case = item.case
-    if case.op in ("MaxPool", "NhwcMaxPool"):
-        return case.domain, case.attributes, item.inputs[0].spec.shape
-    if case.upstream and case.upstream.op == "MaxPool":
-        return "ai.onnx", case.upstream.attributes, item.inputs[0].spec.shape
-    return None
+class _View:
+    """What the cheap tests read of an item, each computed once."""
 
+    def __init__(self, item: Item, written: Inputs):
+        self.item, self.written = item, written
+        case = item.case
+        self.pooling: tuple[str, dict, tuple[int, ...]] | None = None  # (domain, attributes, X's shape)
+        if case.op in ("MaxPool", "NhwcMaxPool"):
+            self.pooling = case.domain, case.attributes, item.inputs[0].spec.shape
+        elif case.upstream and case.upstream.op == "MaxPool":  # a round trip: its MaxPool's questions
+            self.pooling = "ai.onnx", case.upstream.attributes, item.inputs[0].spec.shape
+        self.openvino = bool(self.pooling) and self.pooling[0] == OPENVINO_DOMAIN
 
-def _geometry_differs(key: str, item: Item, written: Inputs) -> bool:
-    pooling = _pooling(item)
-    if pooling is None:
-        return False
-    domain, attributes, shape = pooling
-    if (domain == OPENVINO_DOMAIN) != key.startswith("openvino"):
-        return False
-    results = []
-    for readings in [DEFAULT] + [Readings({key: r}) for r in QUESTIONS[key][1:]]:
+    def axes(self, readings: Readings = DEFAULT):
         try:
-            results.append(node_axes(domain, attributes, shape[2:], readings))
+            return node_axes(self.pooling[0], self.pooling[1], self.pooling[2][2:], readings)
         except (GeometryError, KeyError, TypeError):
-            results.append(None)
-    return any(r != results[0] for r in results[1:])
+            return None
+
+    @cached_property
+    def default_axes(self):
+        return self.axes() if self.pooling else None
+
+    @cached_property
+    def floats(self) -> np.ndarray | None:
+        """X as float64, for a MaxPool of a floating type."""
+        if self.pooling is None or self.item.inputs[0].dtype.is_integer:
+            return None
+        return self.written[self.item.inputs[0].name].astype(np.float64)
 
 
-def _empty_window(item: Item, openvino: bool) -> bool:
-    pooling = _pooling(item)
-    if not pooling or (pooling[0] == OPENVINO_DOMAIN) != openvino:
+def _geometry_differs(key: str, view: _View) -> bool:
+    if view.pooling is None or view.openvino != key.startswith("openvino"):
         return False
-    try:
-        return has_empty_window(node_axes(pooling[0], pooling[1], pooling[2][2:]))
-    except (GeometryError, KeyError, TypeError):
-        return False
+    return any(view.axes(Readings({key: r})) != view.default_axes for r in QUESTIONS[key][1:])
 
 
-def _floats(item: Item, written: Inputs, test: Callable[[np.ndarray], bool]) -> bool:
-    if _pooling(item) is None or item.inputs[0].dtype.is_integer:
-        return False
-    return test(written[item.inputs[0].name].astype(np.float64))
+def _empty_window(view: _View, openvino: bool) -> bool:
+    return view.openvino == openvino and bool(view.default_axes) and has_empty_window(view.default_axes)
 
 
 def _both_zeros(x: np.ndarray) -> bool:
@@ -159,36 +158,38 @@ def _both_zeros(x: np.ndarray) -> bool:
     return bool(zeros.any() and (~zeros).any())
 
 
-def _column_major_over_planes(item: Item, written: Inputs) -> bool:
-    pooling = _pooling(item)
-    wants_indices = any(o.positions_of for o in item.outputs) or item.case.upstream is not None
-    return bool(pooling) and wants_indices and pooling[1].get("storage_order", 0) == 1 and \
-        int(np.prod(pooling[2][:2])) > 1
+def _column_major_over_planes(view: _View) -> bool:
+    wants_indices = any(o.positions_of for o in view.item.outputs) or view.item.case.upstream is not None
+    return bool(view.pooling) and wants_indices and view.pooling[1].get("storage_order", 0) == 1 and \
+        int(np.prod(view.pooling[2][:2])) > 1
 
 
-def _unpool_with_output_shape(item: Item, written: Inputs) -> bool:
-    return item.case.op == "MaxUnpool" and "output_shape" in written
+def _unpool_with_output_shape(view: _View) -> bool:
+    return view.item.case.op == "MaxUnpool" and "output_shape" in view.written
 
 
-_PREFILTERS: dict[str, Callable[[Item, Inputs], bool]] = {
-    "window-in-padding-only": lambda item, written: _empty_window(item, openvino=False),
-    "openvino-window-without-element": lambda item, written: _empty_window(item, openvino=True),
-    "nan-in-window": lambda item, written: _floats(item, written, lambda x: bool(np.isnan(x).any())),
-    "signed-zero-tie": lambda item, written: _floats(item, written, _both_zeros),
+def _auto_pad(view: _View) -> str | None:
+    return view.pooling[1].get("auto_pad", "NOTSET") if view.pooling else None
+
+
+_PREFILTERS: dict[str, Callable[[_View], bool]] = {
+    "window-in-padding-only": lambda view: _empty_window(view, openvino=False),
+    "openvino-window-without-element": lambda view: _empty_window(view, openvino=True),
+    "nan-in-window": lambda view: view.floats is not None and bool(np.isnan(view.floats).any()),
+    "signed-zero-tie": lambda view: view.floats is not None and _both_zeros(view.floats),
     "storage-order-scope": _column_major_over_planes,
     "maxunpool-output-shape-index-space": _unpool_with_output_shape,
     "maxunpool-output-shape-smaller": _unpool_with_output_shape,
     "maxunpool-output-shape-batch-channels": _unpool_with_output_shape,
-    "maxunpool-duplicate-indices": lambda item, written: item.case.op == "MaxUnpool",
-    "nhwc-activation-8-bit": lambda item, written: "activation" in item.case.attributes and item.inputs[0].dtype.is_integer,
-    "pads-with-auto-pad": lambda item, written: bool(_pooling(item)) and "pads" in _pooling(item)[1]
-    and _pooling(item)[1].get("auto_pad", "NOTSET") not in ("NOTSET", ""),
-    "auto-pad-empty-string": lambda item, written: bool(_pooling(item)) and _pooling(item)[1].get("auto_pad") == "",
+    "maxunpool-duplicate-indices": lambda view: view.item.case.op == "MaxUnpool",
+    "nhwc-activation-8-bit": lambda view: "activation" in view.item.case.attributes and view.item.inputs[0].dtype.is_integer,
+    "pads-with-auto-pad": lambda view: _auto_pad(view) not in (None, "NOTSET", "") and "pads" in view.pooling[1],
+    "auto-pad-empty-string": lambda view: _auto_pad(view) == "",
 }
 
 
-def _may_differ(key: str, item: Item, written: Inputs) -> bool:
-    """Whether the readings of ``key`` may answer ``item`` differently; questions of the window
+def _may_differ(key: str, view: _View) -> bool:
+    """Whether the readings of ``key`` may answer the item differently; questions of the window
     geometry compare the windows each reading gives, which costs no kernel run."""
     prefilter = _PREFILTERS.get(key)
-    return prefilter(item, written) if prefilter else _geometry_differs(key, item, written)
+    return prefilter(view) if prefilter else _geometry_differs(key, view)

@@ -9,7 +9,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.ambiguities import _may_differ, answer
+from conformance.ambiguities import _may_differ, _View, answer
 from conformance.cases import bundled_case_dir, load_registry
 from conformance.compare import same_bits
 from conformance.expand import load_items, qualified_op, stored
@@ -51,7 +51,7 @@ def _candidates(key: str):
     versions = set(REGISTRY[key].entry["versions"])
     concerned = [i for i in ITEMS if _op_version(i) in versions or i.case.upstream is not None]
     tagged = [i for i in concerned if i.case.ambiguity and i.case.ambiguity.id == key]
-    picked = [i for i in concerned if i not in tagged and not i.case.reject and _may_differ(key, i, i.case_inputs(0))]
+    picked = [i for i in concerned if i not in tagged and not i.case.reject and _may_differ(key, _View(i, i.case_inputs(0)))]
     return tagged + picked + [i for i in concerned if i not in tagged and i not in picked]
 
 
