@@ -6,7 +6,8 @@
                                   reports/<date>/, compared with the last one
     nox -s example                regenerate the committed example report in reports/example/
     nox -s oldest                 the own tests on Python 3.10 with every dependency at its lower bound
-    nox -s bench                  time the reference backend against ONNX Runtime and onnx.reference
+    nox -s bench                  time the reference backend against ONNX Runtime and onnx.reference,
+                                  and the fuzz's throughput per backend
 """
 
 import datetime
@@ -76,6 +77,8 @@ def oldest(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """The benchmark table of the README (about a minute, most of it onnx.reference)."""
-    session.install("-e", ".[ort]")
+    """The benchmark tables of the README (a few minutes, most of it onnx.reference): the backends
+    on large max poolings, then the fuzz's configurations per second per backend."""
+    session.install("-e", ".[test]")
     session.run("python", "-m", "tests.benchmark", *session.posargs)
+    session.run("python", "-m", "tests.fuzz_benchmark")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,13 +19,16 @@ import jsonschema
 import numpy as np
 import yaml
 
+from .geometry_checks import check_attribute_values, check_geometry, pool_output_shape
+from .limits import DEFAULT_LIMITS, Limits, ReadRefused, check_structure, read_text
 from .operators import Operator, operators
 from .parameters import ParameterError, instances
 
 SCHEMA_DIR = Path(__file__).with_name("schema")
 REGISTRY_FILE = "ambiguities.yaml"
 DEFAULT_DOMAIN = "ai.onnx"
-MAX_ELEMENTS = 2**24  # per input: larger shapes are mistakes, not conformance cases
+CASE_SUFFIXES = (".yaml", ".yml")
+MAX_MESSAGE = 500  # characters of an error message shown: a value quoted in it may be huge
 
 FieldPath = tuple[Any, ...]
 
@@ -39,7 +43,18 @@ class CaseError(Exception):
 
     def __str__(self) -> str:
         where = f" {self.field}:" if self.field else ""
-        return f"{self.file}:{self.line}:{where} {self.message}"
+        message = self.message if len(self.message) <= MAX_MESSAGE else \
+            f"{self.message[:MAX_MESSAGE]}... ({len(self.message):,} characters)"
+        return escaped(f"{self.file}:{self.line}:{where} {message}")
+
+
+def escaped(text: str) -> str:
+    """``text`` on one line that says what it holds: a newline, a bidirectional override or any
+    other unprintable character in a file name, key or value is shown as its escape, so that no
+    name can fake a location or hide a character."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def format_path(path: FieldPath) -> str:
@@ -67,14 +82,14 @@ class Source:
         return CaseError(self.file, self.line(path), path, message)
 
 
-def read_yaml(file: Path, schema_name: str) -> Source:
-    """Parse ``file`` safely, record the line of every field, and validate it against a schema."""
+def read_yaml(file: Path, schema_name: str, limits: Limits = DEFAULT_LIMITS) -> Source:
+    """Parse ``file`` safely, within ``limits``, record the line of every field, and validate it
+    against a schema."""
     try:
-        text = file.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CaseError(file, 1, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise CaseError(file, 1, "", f"cannot be read: {e.strerror}") from None
+        text = read_text(file, limits)
+        check_structure(text, limits)
+    except ReadRefused as e:
+        raise CaseError(file, e.line, e.field, e.message) from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         lines: dict[FieldPath, int] = {}
@@ -85,8 +100,13 @@ def read_yaml(file: Path, schema_name: str) -> Source:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else 1
         raise CaseError(file, line, "", "YAML error: " + "; ".join(filter(None, [e.context, e.problem]))) from None
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow, e.g. NUL
+        line = text.count("\n", 0, e.position) + 1
+        raise CaseError(file, line, "", f"YAML error: unacceptable character #x{e.character:04x}") from None
     except yaml.YAMLError as e:
         raise CaseError(file, 1, "", f"YAML error: {e}") from None
+    except (ValueError, TypeError, RecursionError) as e:  # a value PyYAML cannot build (an unhashable key...)
+        raise CaseError(file, 1, "", f"YAML error: {type(e).__name__}: {e}") from None
     source = Source(file, data, lines)
     if data is None:
         raise CaseError(file, 1, "", "the file is empty")
@@ -147,6 +167,8 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         return f"needs exactly one of {', '.join(names)}"
     if error.validator in ("oneOf", "anyOf"):
         return "matches none of the accepted forms of this field (see conformance/schema)"
+    if error.validator == "maxLength":  # jsonschema's message quotes the whole string
+        return f"is {len(error.instance):,} characters long; at most {error.validator_value}"
     if error.validator == "minItems":  # jsonschema's own wording changes between its versions
         return "must not be empty" if error.validator_value == 1 else f"needs at least {error.validator_value} items"
     return error.message
@@ -167,14 +189,14 @@ class Ambiguity:
     entry: dict
 
 
-def load_registry(case_dir: Path) -> dict[str, Ambiguity]:
+def load_registry(case_dir: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, Ambiguity]:
     """The bundled ambiguity registry, extended by ``case_dir``'s own if it has one."""
     registry = {}
     for directory in dict.fromkeys([bundled_case_dir(), case_dir]):
         file = directory / REGISTRY_FILE
-        if not file.exists():
+        if not file.exists() and not file.is_symlink():
             continue
-        source = read_yaml(file, "ambiguities.schema.json")
+        source = read_yaml(file, "ambiguities.schema.json", limits)
         for key, entry in source.data.items():
             if entry.get("reference") and entry["reference"] not in entry["interpretations"]:
                 raise source.error((key, "reference"), f"names no interpretation of {key}")
@@ -255,8 +277,8 @@ class Case:
         return self.source.error(self.path + subpath, message)
 
 
-def load_case_file(file: Path, registry: dict[str, Ambiguity]) -> list[Case]:
-    source = read_yaml(file, "cases.schema.json")
+def load_case_file(file: Path, registry: dict[str, Ambiguity], limits: Limits = DEFAULT_LIMITS) -> list[Case]:
+    source = read_yaml(file, "cases.schema.json", limits)
     domain = source.data.get("domain", DEFAULT_DOMAIN)
     operator = operators().get((domain, source.data["op"]))
     if operator is None:
@@ -271,35 +293,43 @@ def load_case_file(file: Path, registry: dict[str, Ambiguity]) -> list[Case]:
             raise source.error(path + ("name",), f"duplicate case name {raw['name']!r}")
         names.add(raw["name"])
         try:
-            expanded = instances(raw)
+            expanded = instances(raw, limits)
         except ParameterError as e:
             raise source.error(path + e.path, str(e)) from None
         for name, instance in expanded:
             try:
                 validate(source, path, instance, case_schema)
-                cases.append(_build_case(source, path, name, instance, operator, registry))
+                cases.append(_build_case(source, path, name, instance, operator, registry, limits))
             except CaseError as e:
                 if name != raw["name"]:
                     e.message = f"instance {name}: {e.message}"
                 raise
     if "derive" in source.data:
-        cases += _derived_cases(source, operator, registry, names)
+        cases += _derived_cases(source, operator, registry, names, limits)
     return cases
 
 
-def _derived_cases(source: Source, operator: Operator, registry: dict[str, Ambiguity], own: set[str]) -> list[Case]:
+def _derived_cases(source: Source, operator: Operator, registry: dict[str, Ambiguity], own: set[str],
+                   limits: Limits) -> list[Case]:
     """The cases of the files named in ``derive``, for ``operator``, where they can apply."""
     derive = source.data["derive"]
     documented = derive.get("documented", {})
     examples = documented.get("examples", {})
     found = []
     for index, name in enumerate(derive["files"]):
+        # Only a case file beside this one: a path elsewhere (/etc/passwd, ../x.yaml, a symlink
+        # out) is refused before it is read.
         other = source.file.parent / name
-        if not other.is_file() or other == source.file:
+        beside = Path(name).name == name and other.suffix in CASE_SUFFIXES \
+            and other.resolve().parent == source.file.resolve().parent
+        if not beside:
+            raise source.error(("derive", "files", index),
+                               f"names {name!r}: derive takes the names of case files (*.yaml) beside this one")
+        if not other.is_file() or other.resolve() == source.file.resolve():
             raise source.error(("derive", "files", index), f"no other case file {name} beside {source.file.name}")
-        if "derive" in read_yaml(other, "cases.schema.json").data:
+        if "derive" in read_yaml(other, "cases.schema.json", limits).data:
             raise source.error(("derive", "files", index), f"{name} derives cases itself: derive from the originals")
-        for case in load_case_file(other, registry):
+        for case in load_case_file(other, registry, limits):
             if case.name.split("/")[0] in own:
                 raise source.error(("derive", "files", index), f"{name} has a case {case.name.split('/')[0]}, as this file does")
             derived = _derive(case, operator)
@@ -329,7 +359,7 @@ def _derive(case: Case, operator: Operator) -> Case | None:
 
 
 def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, operator: Operator,
-                registry: dict[str, Ambiguity]) -> Case:
+                registry: dict[str, Ambiguity], limits: Limits) -> Case:
     def error(subpath: FieldPath, message: str) -> CaseError:
         return source.error(path + subpath, message)
 
@@ -358,23 +388,31 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
     inputs = tuple(_input(name, spec) for name, spec in raw.get("inputs", {}).items())
     for spec in inputs + (upstream.inputs if upstream else ()):
         where = (("inputs",) if spec in inputs else ("upstream", "inputs")) + (spec.name,)
-        if spec.data is not None and not _is_regular(spec.data):
-            raise error(where + ("data",), "the nested lists are ragged: every row needs the same length")
+        field = ("random", "shape") if spec.random is not None else ("data",)
+        if spec.data is not None:
+            _check_nesting(spec.data, limits, lambda message: error(where + field, message))
         declared = (raw.get("inputs", {}) if spec in inputs else raw["upstream"]["inputs"])[spec.name].get("shape")
         if declared is not None and list(spec.shape) != declared:
             raise error(where + ("data",), f"the data has shape {list(spec.shape)}, not the declared {declared}")
-        size = int(np.prod(spec.shape, dtype=np.float64))
-        if size > MAX_ELEMENTS:
-            field = ("random", "shape") if spec.random is not None else ("data",)
-            raise error(where + field, f"the input would hold {size:,} elements; the limit is {MAX_ELEMENTS:,}")
+        if len(spec.shape) > limits.rank:
+            raise error(where + field, limits.exceeded("rank", len(spec.shape), "dimensions"))
+        size = math.prod(spec.shape)
+        if size > limits.elements:
+            raise error(where + field, limits.exceeded("elements", size, "input elements"))
+        distribution = spec.random["distribution"] if spec.random else None
+        if isinstance(distribution, dict) and "distinct" in distribution:  # drawn from a permutation of the range
+            low, high = distribution["distinct"]
+            if high - low + 1 > limits.elements:
+                raise error(where + ("random", "distribution"),
+                            limits.exceeded("elements", high - low + 1, "integers in the distinct range"))
     raw_outputs = raw.get("outputs", {})
     if isinstance(raw_outputs, list):  # a must-reject case names the node's outputs only
         outputs = tuple(OutputSpec(name, None) for name in raw_outputs)
     else:
         outputs = tuple(_output(name, spec) for name, spec in raw_outputs.items())
     for spec in outputs:
-        if spec.data is not None and not _is_regular(spec.data):
-            raise error(("outputs", spec.name, "data"), "the nested lists are ragged: every row needs the same length")
+        if spec.data is not None:
+            _check_nesting(spec.data, limits, lambda message: error(("outputs", spec.name, "data"), message))
 
     ambiguity, expected_reading = None, None
     if "ambiguity" in raw:
@@ -389,6 +427,7 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         for name in raw["erratum"]["printed"]:
             if name not in raw.get("outputs", {}):
                 raise error(("erratum", "printed", name), f"the case has no output {name!r}")
+    _check_geometry(operator, raw, inputs, upstream, limits, error)
 
     return Case(
         source=source, path=path, op=operator.name, domain=operator.domain, name=case_name,
@@ -397,6 +436,27 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         outputs=outputs, reject=reject, ambiguity=ambiguity,
         expected_reading=expected_reading, erratum=raw.get("erratum"), upstream=upstream,
     )
+
+
+def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...], upstream: Upstream | None,
+                    limits: Limits, error) -> None:
+    """Budgets for every case; a valid geometry for a case that expects outputs. The upstream
+    node comes first: its output shapes are the shapes of the inputs it feeds."""
+    nodes = [((), operator.domain, operator.name, raw.get("attributes", {}), inputs)]
+    if upstream is not None:
+        nodes.insert(0, (("upstream",), operator.domain, upstream.op, upstream.attributes, upstream.inputs))
+    fed: dict[str, tuple[int, ...]] = {}
+    for where, domain, op, attributes, specs in nodes:
+        check_attribute_values(attributes, where + ("attributes",), error)
+        output_shape = next((s.data for s in specs if s.name == "output_shape" and s.data is not None), None)
+        fields = {s.name: where + ("inputs", s.name) + (("random", "shape") if s.random else ("data",)) for s in specs}
+        shapes = {**fed, **{s.name: tuple(s.shape) for s in specs}}
+        check_geometry(domain, op, attributes, shapes, output_shape if isinstance(output_shape, list) else None,
+                       "reject" not in raw, limits, where + ("attributes",),
+                       lambda port: fields.get(port, ("upstream", "attributes")), error)
+        if where == ("upstream",) and "X" in shapes:
+            produced = pool_output_shape(domain, op, attributes, shapes["X"])
+            fed = {consumed: produced for consumed in upstream.feeds.values()} if produced else {}
 
 
 def _upstream(raw: dict, operator: Operator, input_ports: set[str], error) -> Upstream:
@@ -430,12 +490,18 @@ def _output(name: str, spec: dict | str) -> OutputSpec:
     return OutputSpec(name, spec.get("dtype"), spec["data"])
 
 
-def _is_regular(data: Any) -> bool:
+def _check_nesting(data: Any, limits: Limits, error) -> None:
+    """Raise ``error(message)`` unless ``data`` is a number or regular nested lists of at most
+    ``limits.rank`` levels."""
+    depth, level = 0, data
+    while isinstance(level, list) and level:
+        depth, level = depth + 1, level[0]
+    if depth > limits.rank:
+        raise error(limits.exceeded("rank", depth, "levels of nested lists (dimensions)"))
     try:
         np.array(data, dtype=np.float64)
-    except ValueError:
-        return False
-    return True
+    except (ValueError, OverflowError):
+        raise error("the nested lists are ragged: every row needs the same length") from None
 
 
 def bundled_case_dir() -> Path:
@@ -445,4 +511,7 @@ def bundled_case_dir() -> Path:
 
 
 def case_files(case_dir: Path) -> list[Path]:
-    return sorted(p for p in case_dir.rglob("*.yaml") if p.name != REGISTRY_FILE)
+    """Every ``*.yaml`` and ``*.yml`` under ``case_dir`` but the registry, whatever it is: a
+    directory, FIFO or device so named is refused by the loader, in one line."""
+    found = (p for suffix in CASE_SUFFIXES for p in case_dir.rglob("*" + suffix))
+    return sorted(p for p in found if p.name != REGISTRY_FILE)

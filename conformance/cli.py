@@ -7,6 +7,8 @@
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
+    conformance coverage [--output FILE]           behaviour classes x path selectors (README table)
+    conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from pathlib import Path
 
 from . import lock
 from .backends import load_backend, registered_backends
-from .cases import bundled_case_dir
+from .cases import CaseError, bundled_case_dir
 from .expectations import draft_expectations
 from .export import export
+from .fuzz import command as fuzz_command
 from .html_report import render_html
 from .registry_page import render
 from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
@@ -59,16 +62,33 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
     _add_lock_command(commands)
+    covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
+    covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
+    fuzz_command.add_parser(commands)
+
     args = parser.parse_args(argv)
     if args.command == "lock":
         return lock.check() if args.check else lock.update()
+    if args.command == "fuzz":
+        return fuzz_command.main(args)
+    if args.command == "coverage":
+        from .coverage import render as render_coverage
+        sys.stdout.write(render_coverage(args.cases))
+        return 0
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output)
     if args.command == "export":
-        counts = export(args.cases, args.target, args.seed)
+        try:
+            counts, errors = export(args.cases, args.target, args.seed)
+        except CaseError as e:  # the registry
+            print(e, file=sys.stderr)
+            return 2
+        for error in errors:
+            print(error, file=sys.stderr)
         print(f"wrote {sum(counts.values())} tests to {args.target}: "
-              + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json")
-        return 0
+              + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json"
+              + (f"; {len(errors)} malformed case files left out (above)" if errors else ""))
+        return 1 if errors else 0
     if args.command == "backends":
         return _backends(args.names)
     if args.command == "registry":

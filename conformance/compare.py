@@ -16,10 +16,11 @@ from enum import Enum
 from typing import Any, Sequence
 
 import numpy as np
+import onnx
 
 from .ambiguities import Answer, Questions, answer, combined_readings, questions
 from .backends import Backend, Unsupported
-from .backends.isolated import BackendCrashed, BackendGarbage, BackendTimedOut, RaisedInBackend, malformed
+from .backends.isolated import BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed
 from .cases import Ambiguity
 from .expand import Item, ItemOutput, stored_shape
 from .semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
@@ -89,11 +90,11 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     ambiguities = found.ids
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     try:
-        actual = backend.run(item.model, inputs)
+        actual = _run(backend, item, inputs)
     except Unsupported as e:
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
-    except (BackendCrashed, BackendTimedOut) as e:
-        return Verdict(_LOST[type(e)], str(e), str(e), ambiguities)
+    except BackendLost as e:
+        return Verdict(_LOST[type(e)], str(e), e.details, ambiguities)
     except BackendGarbage as e:
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
@@ -129,16 +130,21 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     (``question``), either is recorded as divergent."""
     tags = [question.id] if question else []
     try:
-        outputs = backend.run(item.model, inputs)
+        outputs = _run(backend, item, inputs)
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
-    except (BackendCrashed, BackendTimedOut) as e:  # losing the process is no way to refuse
-        return Verdict(_LOST[type(e)], str(e), str(e), tags)
+    except BackendLost as e:  # losing the process is no way to refuse
+        return Verdict(_LOST[type(e)], str(e), e.details, tags)
+    except BackendGarbage as e:  # nor is an answer that is not one
+        return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), tags)
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
         refusal = f"refused: {_type_name(e)}: {first_line(str(e))}"
         if question:
             return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused")
         return Verdict(Outcome.PASS, refusal)
+    problem = malformed(outputs)
+    if problem:
+        return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, tags)
     shapes = ", ".join(str(getattr(o, "shape", type(o).__name__)) for o in outputs)
     if question:
         return Verdict(Outcome.DIVERGENT, f"observed: ran it (outputs of shape {shapes})", "", tags, reading="ran it")
@@ -148,6 +154,14 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
         f"The model is invalid ({item.case.reject}), but the backend ran it and returned "
         f"outputs of shape {shapes}.",
     )
+
+
+def _run(backend: Backend, item: Item, inputs: dict[str, np.ndarray]) -> Any:
+    """The backend's answer to copies of the model and inputs: a backend that writes into them
+    changes neither what the judge reads nor what the next backend gets."""
+    model = onnx.ModelProto()
+    model.CopyFrom(item.model)
+    return backend.run(model, {name: array.copy() for name, array in inputs.items()})
 
 
 def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

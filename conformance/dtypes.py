@@ -20,15 +20,42 @@ class DType:
         return np.issubdtype(self.numpy, np.integer)
 
     def cast(self, values) -> np.ndarray:
-        """Literal or generated values as this type; integers must be integral and in range."""
-        array = np.asarray(values, dtype=np.float64)
+        """Literal (nested lists) or generated (arrays) values as this type. Integers are taken
+        exactly, never through float64 (2**53 + 1 stays itself), and must be integral and in
+        range; a finite literal that overflows a floating type is refused too."""
         if self.is_integer:
-            info = np.iinfo(self.numpy)
-            if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
-                raise ValueError(f"{self.name} values must be integers")
-            if array.size and (array.min() < info.min or array.max() > info.max):
+            return self._integers(values)
+        try:
+            array = np.asarray(values, dtype=np.float64)
+        except OverflowError:
+            raise ValueError(f"{self.name} values must lie within the type's range (a literal overflows float64)") from None
+        with np.errstate(over="ignore"):
+            result = array.astype(self.numpy)
+        overflowed = np.isfinite(array) & ~np.isfinite(result.astype(np.float64))
+        if np.any(overflowed):
+            biggest = float(ml_dtypes.finfo(self.numpy).max)  # numpy's finfo does not know bfloat16
+            raise ValueError(f"{self.name} values must lie within ±{biggest:g}: "
+                             f"{array[overflowed].flat[0]:g} overflows to infinity (write .inf for an infinity)")
+        return result
+
+    def _integers(self, values) -> np.ndarray:
+        info = np.iinfo(self.numpy)
+        if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+            if values.size and (int(values.min()) < info.min or int(values.max()) > info.max):
                 raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}]")
-        return array.astype(self.numpy)
+            return values.astype(self.numpy)
+        elements = np.array(values, dtype=object)  # Python ints stay exact
+        exact = []
+        for value in elements.flat:
+            if isinstance(value, (float, np.floating)):
+                if not np.isfinite(value) or value != np.round(value):
+                    raise ValueError(f"{self.name} values must be integers")
+                value = int(value)
+            exact.append(int(value))
+        if any(v < info.min or v > info.max for v in exact):
+            outside = next(v for v in exact if v < info.min or v > info.max)
+            raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}], not {outside}")
+        return np.array(exact, dtype=self.numpy).reshape(elements.shape)
 
 
 DTYPES = {

@@ -13,6 +13,7 @@ channels-first, positions in the channels-first input (``nhwc-indices`` in the r
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass
 from functools import cached_property
@@ -89,6 +90,10 @@ class Item:
             except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
                 raise self.case.error((), f"{self.id}: the model fails onnx.checker: {e}") from None
         return model
+
+    def make_inputs(self, seed: int) -> dict[str, np.ndarray]:
+        """The inputs as the model takes them."""
+        return self.to_model(self.case_inputs(seed))
 
     def to_model(self, written: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Inputs as the case writes them -> as the model takes them."""
@@ -298,6 +303,9 @@ def _check_input_values(case: Case, where: tuple, item_input: ItemInput) -> None
             raise case.error(where + ("data",), str(e)) from None
         return
     distribution = spec.random["distribution"]
+    bounds = next((distribution[k] for k in ("integers", "uniform", "distinct") if isinstance(distribution, dict) and k in distribution), None)
+    if bounds is not None and not (all(math.isfinite(b) for b in bounds) and bounds[0] <= bounds[1]):
+        raise case.error(where + ("random", "distribution"), f"the bounds {bounds} must be finite, the lower one first")
     if dtype.is_integer and (distribution == "normal" or (isinstance(distribution, dict) and "uniform" in distribution)):
         raise case.error(where + ("random", "distribution"), f"{distribution} gives non-integers; {dtype.name} needs integers, choice or permutation")
     if isinstance(distribution, dict) and "distinct" in distribution:
@@ -357,7 +365,7 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     elif "uniform" in distribution:
         values = rng.uniform(*distribution["uniform"], size=count)
     else:
-        values = rng.choice(np.array(distribution["choice"], dtype=np.float64), size=count)
+        values = rng.choice(dtype.cast(distribution["choice"]), size=count)  # exact: no float64 on the way
     return dtype.cast(values).reshape(shape)
 
 

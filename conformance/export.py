@@ -15,6 +15,7 @@ conforming runtime refuses them).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -24,28 +25,45 @@ import onnx
 from onnx import helper
 
 from .ambiguities import detected
-from .cases import Ambiguity, load_registry
+from .cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
 from .compare import expected_outputs
-from .expand import Item, load_items
+from .expand import Item, expand
 from .semantics import node_axes
 
 
-def export(case_dir: Path, target: Path, seed: int) -> dict[str, int]:
+# A test's directory name: well under the 255 bytes a file name may have, whatever the case's labels.
+MAX_NAME = 120
+HASH_CHARS = 16
+
+
+def export(case_dir: Path, target: Path, seed: int) -> tuple[dict[str, int], list[str]]:
+    """(tests written per kind, one line per malformed case file, which is left out)."""
     registry = load_registry(case_dir)
-    manifest, names, counts = [], set(), {}
-    for item in load_items(case_dir, registry):
-        written = item.case_inputs(seed)
-        inputs = item.to_model(written)
-        kind, note = _kind(item, written, registry)
-        name = _test_name(item.id, names)
-        directory = target / kind / name
-        _write(directory, item, inputs, None if kind == "must_reject" else expected_outputs(item, inputs))
-        manifest.append({"test": f"{kind}/{name}", "id": item.id, "kind": kind, "expected": item.expectation,
-                         "case": f"{item.case.file.name}:{item.case.line}", "op": item.case.op,
-                         "version": item.version, "note": note})
-        counts[kind] = counts.get(kind, 0) + 1
+    manifest, names, counts, errors = [], set(), {}, []
+    for file in case_files(case_dir):
+        try:
+            items = [item for case in load_case_file(file, registry) for item in expand(case)]
+        except CaseError as e:
+            errors.append(str(e))
+            continue
+        for item in items:
+            case = item.case
+            written = item.case_inputs(seed)
+            inputs = item.to_model(written)
+            kind, note = _kind(item, written, registry)
+            name = _test_name(item.id, names)
+            try:
+                item.model  # noqa: B018 - onnx.checker first, so that a refused model leaves no directory
+                _write(target / kind / name, item, inputs, None if kind == "must_reject" else expected_outputs(item, inputs))
+            except CaseError as e:  # a model onnx.checker refuses
+                errors.append(str(e))
+                continue
+            manifest.append({"test": f"{kind}/{name}", "id": item.id, "kind": kind, "expected": item.expectation,
+                             "case": f"{case.file.name}:{case.line}", "op": case.op, "version": item.version,
+                             "note": note})
+            counts[kind] = counts.get(kind, 0) + 1
     (target / "manifest.json").write_text(json.dumps({"seed": seed, "tests": manifest}, indent=1))
-    return counts
+    return counts, errors
 
 
 def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity]) -> tuple[str, str]:
@@ -81,6 +99,8 @@ def _has_ties(item: Item, x: np.ndarray) -> bool:
 
 def _test_name(item_id: str, taken: set[str]) -> str:
     name = "test_" + re.sub(r"[^A-Za-z0-9_]", "_", item_id.replace("/", "__").replace("[", "__").rstrip("]"))
+    if len(name) > MAX_NAME:  # a long parameter label: its start, and a hash of the whole id
+        name = name[:MAX_NAME - HASH_CHARS - 1] + "_" + hashlib.sha256(item_id.encode()).hexdigest()[:HASH_CHARS]
     while name in taken:
         name += "_"
     taken.add(name)

@@ -6,6 +6,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
+from .fuzz.render import fuzz_html
 from .summary import (OUTCOMES, backends, case_class, disagreements, divergences, errata, failures, matrix,
                       opset_regressions, totals)
 
@@ -45,6 +46,7 @@ def render_html(document: dict[str, Any]) -> str:
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
         _failures(items),
+        fuzz_html(document),
         _divergences(items),
         _known_failures(items),
         _errata(items),
@@ -217,12 +219,18 @@ def _known_failures(items: list[dict]) -> str:
         return ""
     rows = "".join(
         f"<tr><td>{escape(b)}</td><td>{_badge(o, len(ids))}</td><td>{escape(reason)}"
-        + (f" <a href='{escape(link)}'>{escape(_link_text(link))}</a>" if link else "")
+        + (f" <a href='{escape(link)}'>{escape(_link_text(link))}</a>" if _web(link) else
+           f" <code>{escape(link)}</code>" if link else "")
         + f"<br><span class='muted'>e.g. <code>{escape(ids[0])}</code></span></td></tr>"
         for (b, o, reason, link), ids in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]))))
     return ("<h2 id='known'>Known failures</h2><p class='muted'>Items the backend's expectations file lists, "
             "by the cause it gives; an <code>xpass</code> is a listed failure that now passes.</p>"
             f"<table><tr><th>backend</th><th>items</th><th>cause</th></tr>{rows}</table>")
+
+
+def _web(link: str) -> bool:
+    """Only http(s) addresses become links: a results file from elsewhere may hold javascript:."""
+    return link.lower().startswith(("https://", "http://"))
 
 
 def _link_text(link: str) -> str:

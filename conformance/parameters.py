@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import re
 from typing import Any, Callable
+
+from .limits import DEFAULT_LIMITS, Limits
 
 LABEL = re.compile(r"^[A-Za-z0-9_.+-]+$")
 
@@ -24,7 +27,7 @@ class ParameterError(ValueError):
         self.path = path
 
 
-def instances(raw: dict) -> list[tuple[str, dict]]:
+def instances(raw: dict, limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, dict]]:
     """(name, case without ``parameters``) for each row of the case's design."""
     spec = raw.get("parameters")
     if spec is None:
@@ -35,12 +38,17 @@ def instances(raw: dict) -> list[tuple[str, dict]]:
         _check_options(name, options)
     design = pairwise if spec.get("design") == "pairwise" else product
     template = {key: value for key, value in raw.items() if key != "parameters"}
-    found = []
+    _check_rows(spec, [len(options) for options in values], limits)
+    found, nodes = [], 0
     for row in design([len(options) for options in values]):
         chosen = {name: options[index] for name, options, index in zip(names, values, row)}
         keys = {name: _keys(options) for name, options in zip(names, values)}
         label = "-".join(_label(name, value) for name, value in chosen.items())
         case = _substitute(template, lambda ref, path: _lookup(ref, path, chosen, keys), ())
+        nodes += _nodes(case)
+        if nodes > limits.instance_nodes:
+            raise ParameterError(("parameters",), limits.exceeded(
+                "instance_nodes", nodes, f"YAML nodes in the first {len(found) + 1:,} instances"))
         found.append((f"{raw['name']}/{label}", case))
     return found
 
@@ -76,6 +84,27 @@ def pairwise(sizes: list[int]) -> list[tuple[int, ...]]:
                 added.append(row)
         rows += added
     return [tuple(0 if v is None else v for v in row) for row in rows]
+
+
+def _check_rows(spec: dict, sizes: list[int], limits: Limits) -> None:
+    """Refuse a design too large to expand, before expanding it. Pairwise: the value pairs to
+    cover bound its rows from above and its cost (IPOG) from below."""
+    if spec.get("design") == "pairwise" and len(sizes) >= 3:
+        rows = sum(a * b for a, b in itertools.combinations(sizes, 2))
+        what = "value pairs to cover (pairwise design)"
+    else:
+        rows, what = math.prod(sizes), "instances (product of the parameters' value counts)"
+    if rows > limits.instances:
+        raise ParameterError(("parameters",), limits.exceeded("instances", rows, what))
+
+
+def _nodes(value: Any) -> int:
+    """The nodes of a YAML value (its aliases were bounded when the file was read)."""
+    if isinstance(value, dict):
+        return 1 + sum(_nodes(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_nodes(v) for v in value)
+    return 1
 
 
 def _check_options(name: str, options: list) -> None:

@@ -17,13 +17,15 @@ from pathlib import Path
 import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
-from .backends.isolated import IsolatedBackend
-from .cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
+from .backends.isolated import InProcessBackend, IsolatedBackend
+from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_case_file, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
 from .expand import Item, expand
 from .expectations import Expectations, load_expectations
+from .limits import NAMES as LIMIT_NAMES
+from .limits import parse_limits
 from .lock import Lock, lock_path
-from .report import Results, environment, header_lines, item_record, write_reports
+from .report import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
@@ -67,6 +69,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
                     help=f"address-space limit of the isolated backend's process, 0 for none "
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
+    group.addoption("--conformance-fuzz", type=int, default=None, metavar="BUDGET",
+                    help="instead of the case files, fuzz each backend with BUDGET configurations (conformance fuzz)")
+    group.addoption("--conformance-fuzz-out", type=Path, default=None, metavar="DIR",
+                    help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
+    group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
+                    help="raise (or lower) a budget of case-file reading, repeatable: "
+                         + ", ".join(LIMIT_NAMES) + " (README, Case files: budgets)")
 
 
 @dataclass
@@ -86,13 +95,33 @@ class SuiteSession:
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
+        try:
+            self.limits = parse_limits(config.getoption("conformance_limit"))
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
         self.targets = [self._target(spec) for spec in split_specs(config.getoption("backend"))]
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        self.finished = self.interrupted = False
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
-        self.results = Results(self.env, self.report_dir)
+        # Claimed and written before the first item: a bad path is a usage error, and a run
+        # stopped at any moment from here on leaves a report (never an older run's).
+        self.directory = None
+        self.fuzz_runs: list = []  # --conformance-fuzz
+        if config.getoption("conformance_fuzz") is not None and config.getoption("conformance_fuzz") < 1:
+            raise pytest.UsageError("--conformance-fuzz: the budget must be at least 1")
+        try:
+            if self.report_dir is not None:
+                self.directory = ReportDirectory.claim(self.report_dir)
+            self.results = Results(self.env, self.directory)
+            if self.directory is not None:
+                self.results.write(partial=True)
+        except ReportError as e:
+            if self.directory is not None:
+                self.directory.release()
+            raise pytest.UsageError(f"--report {report_dir}: {e}") from None
         # The bundled cases at the default seed: each derived expectation must be as locked.
         bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
         self.lock = Lock(lock_path()) if bundled else None
@@ -104,7 +133,7 @@ class SuiteSession:
             backend = load_backend(spec)
         except (BackendNotFound, ImportError) as e:
             raise pytest.UsageError(f"--backend={spec}: {e}") from None
-        runner = backend
+        runner = InProcessBackend(backend)
         if config.getoption("isolation") == "process":
             runner = IsolatedBackend(spec, backend.name, backend.version,
                                      config.getoption("timeout"), config.getoption("memory_limit") or None)
@@ -126,18 +155,52 @@ class SuiteSession:
             words.append(f"--expectations={self.config.getoption('expectations')}")
         return shlex.join(words + ["-k", item_id])
 
-    def pytest_sessionfinish(self, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for target in self.targets:
             if target.runner is not target.backend:
                 target.runner.close()
-        if self.report_dir is not None:
+        self.finished = True
+        if self.directory is not None:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-            write_reports(self.results, partial=interrupted, interrupted=interrupted)
+            try:
+                if self.fuzz_runs:
+                    from .fuzz.command import write_fuzz_reports
+                    write_fuzz_reports(self.env, self.fuzz_runs, self.report_dir,
+                                       self.config.getoption("conformance_fuzz_out"), base=self.results)
+                else:
+                    write_reports(self.results, partial=interrupted, interrupted=interrupted)
+            except ReportError as e:  # a full disk, say: one line, and the run cannot pass
+                self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            self.directory.release()
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
+
+    def pytest_unconfigure(self) -> None:
+        """A run stopped before its session began (Ctrl-C while xdist starts its workers) gets no
+        pytest_sessionfinish: its report still says how it ended."""
+        if self.directory is not None and not self.finished:
+            self.results.checkpoint(interrupted=self.interrupted)
+            self.directory.release()
+
+    def pytest_collection_finish(self) -> None:
+        if self.directory is not None:  # with the collection errors
+            self.results.checkpoint()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self) -> None:
+        if self.directory is not None and not self.results.records:
+            self.results.checkpoint()
+
 
     def pytest_report_header(self) -> list[str]:
         return header_lines(self.env)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):
+        if file_path == PACKAGE_DIR / "__init__.py" and self.config.getoption("conformance_fuzz") is not None:
+            from .fuzz.pytest_items import FuzzSuite
+            return FuzzSuite.from_parent(parent, path=self.case_dir, session_state=self)
         if file_path == PACKAGE_DIR / "__init__.py":
             return Suite.from_parent(parent, path=self.case_dir)
         return None
@@ -223,17 +286,39 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
 
     def collect(self):
         state = self.config.stash[STATE]
-        self.registry = load_registry(state.case_dir)
+        try:
+            self.registry = load_registry(state.case_dir, state.limits)
+        except CaseError as e:
+            if e.file == bundled_case_dir() / REGISTRY_FILE:
+                raise
+            # The directory's own registry is broken: one line for it, and the case files run
+            # against the bundled registry (a case naming one of its entries gets its own line).
+            self.registry = load_registry(bundled_case_dir(), state.limits)
+            yield BrokenRegistry.from_parent(self, path=e.file, error=e)
         self.seen: dict[str, Path] = {}
         for file in case_files(state.case_dir):
-            yield CaseFile.from_parent(self, path=file)
+            node = CaseFile.from_parent(self, path=file)
+            if not node.nodeid.isprintable():  # a name with a newline must not fake a location
+                node = CaseFile.from_parent(self, path=file, name=escaped(node.name), nodeid=escaped(node.nodeid))
+            yield node
+
+
+class BrokenRegistry(CaseErrorsInOneLine, pytest.File):
+    """A case directory's ``ambiguities.yaml`` that does not load: its error, as a collection error."""
+
+    def __init__(self, *, error: CaseError, **kwargs):
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self):
+        raise self.error
 
 
 class CaseFile(CaseErrorsInOneLine, pytest.File):
     def collect(self):
         suite: Suite = self.parent
         targets = self.config.stash[STATE].targets
-        for case in load_case_file(self.path, suite.registry):
+        for case in load_case_file(self.path, suite.registry, self.config.stash[STATE].limits):
             for item in expand(case):
                 if item.id in suite.seen:
                     raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -85,11 +87,47 @@ def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
     }
 
 
+class ReportError(Exception):
+    """The report directory cannot be claimed or written (one line)."""
+
+
+class ReportDirectory:
+    """A directory one run writes its report into: created, checked by a first write, and locked
+    against other runs for as long as the run lasts (the lock dies with the process)."""
+
+    def __init__(self, path: Path, handle: int):
+        self.path, self.handle = path, handle
+
+    @classmethod
+    def claim(cls, path: Path) -> "ReportDirectory":
+        path = Path(os.path.abspath(path))  # a backend run in-process may change the working directory
+        if path.exists() and not path.is_dir():
+            raise ReportError("exists and is not a directory")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise ReportError(f"cannot create it: {e.strerror}") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(handle)
+            raise ReportError("another run is writing a report there; wait for it to end, or choose another "
+                              "directory") from None
+        return cls(path, handle)
+
+    def release(self) -> None:
+        os.close(self.handle)
+
+    def __truediv__(self, name: str) -> Path:
+        return self.path / name
+
+
 class Results:
     """The run's records; with a directory, rewritten there atomically every few seconds as
     ``partial`` so that an interrupted or killed run still leaves a valid report."""
 
-    def __init__(self, env: dict[str, Any], directory: Path | None, every_s: float = 2.0):
+    def __init__(self, env: dict[str, Any], directory: ReportDirectory | Path | None, every_s: float = 2.0):
         self.env, self.directory, self.every_s = env, directory, every_s
         self.started = _now()
         self.records: list[dict[str, Any]] = []
@@ -99,7 +137,12 @@ class Results:
     def add(self, record: dict[str, Any]) -> None:
         self.records.append(record)
         if self.directory is not None and time.monotonic() - self.last_write >= self.every_s:
-            self.write(partial=True)
+            self.checkpoint()
+
+    def checkpoint(self, interrupted: bool = False) -> None:
+        """Write what there is, as partial; a failure (a full disk) is left for the final write to report."""
+        with contextlib.suppress(ReportError):
+            self.write(partial=True, interrupted=interrupted)
 
     def add_collection_error(self, node: str, message: str) -> None:
         self.collection_errors[node] = message
@@ -112,37 +155,51 @@ class Results:
             "environment": self.env,
             "started": self.started,
             "finished": None if partial else _now(),
-            "summary": dict(Counter(r["outcome"] for r in self.records)),
+            "summary": dict(sorted(Counter(r["outcome"] for r in self.records).items())),
             "collection_errors": [{"node": n, "message": m} for n, m in sorted(self.collection_errors.items())],
             "items": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
         }
 
     def write(self, partial: bool, interrupted: bool = False) -> Path:
         self.last_write = time.monotonic()
-        return write_atomically(self.directory / RESULTS_FILE,
-                                json.dumps(self.document(partial, interrupted), allow_nan=False, default=_jsonable))
+        return _write_report(self.directory / RESULTS_FILE,
+                             json.dumps(self.document(partial, interrupted), allow_nan=False, default=_jsonable))
 
 
 def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
-    """results.json, and its HTML and Markdown renderings, into the results' directory."""
+    """results.json, and its HTML and Markdown renderings, into the results' directory; raises
+    ReportError, leaving no temporary file behind."""
     from .html_report import render_html
     from .summary import render_markdown
 
     document = results.document(partial, interrupted)
     directory = results.directory
-    write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
-    write_atomically(directory / HTML_FILE, render_html(document))
-    write_atomically(directory / MARKDOWN_FILE, render_markdown(document))
+    _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
+    _write_report(directory / HTML_FILE, render_html(document))
+    _write_report(directory / MARKDOWN_FILE, render_markdown(document))
+
+
+def _write_report(target: Path, text: str) -> Path:
+    try:
+        return write_atomically(target, text)
+    except OSError as e:
+        raise ReportError(f"cannot write {target}: {e.strerror or e}") from None
 
 
 def write_atomically(target: Path, text: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, suffix=".tmp") as handle:
-        handle.write(text)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
-    os.replace(handle.name, target)
+    handle = tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, suffix=".tmp")
+    try:
+        with handle:
+            handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
+        os.replace(handle.name, target)
+    except BaseException:  # a full disk, say: no stray temporary file
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
     return target
 
 

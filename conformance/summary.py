@@ -9,6 +9,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from .fuzz.render import fuzz_markdown
+
 FAILING = ("fail", "error", "crash", "timeout", "xpass")
 OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "fail", "error", "crash", "timeout", "xpass")
 
@@ -26,6 +28,8 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
         merged["collection_errors"] = [e for d in documents for e in d["collection_errors"]]
         merged["partial"] = any(d["partial"] for d in documents)
         merged["summary"] = dict(Counter(r["outcome"] for r in merged["items"]))
+        if any("fuzz" in d for d in documents):
+            merged["fuzz"] = [run for d in documents for run in d.get("fuzz", [])]
     return merged
 
 
@@ -142,4 +146,5 @@ def render_markdown(document: dict[str, Any]) -> str:
     for key, per_backend in divergences(items).items():
         for backend, readings in per_backend.items():
             lines.append(f"- {key} ({backend}): " + ", ".join(f"{n} {reading}" for reading, n in readings.most_common()))
+    lines += fuzz_markdown(document)
     return "\n".join(lines) + "\n"

@@ -13,7 +13,12 @@ from reference_backend import ReferenceBackend
 
 
 class Faulty:
+    """Each is named after its class, so that several can run side by side in one report."""
+
     name, version = "faulty", "0"
+
+    def __init_subclass__(cls):
+        cls.name = cls.__dict__.get("name", cls.__name__)
 
     def details(self):
         return {}
@@ -46,7 +51,7 @@ class ExhaustsMemory(Faulty):
     def run(self, model, inputs):
         hoard = []
         while True:
-            hoard.append(np.ones(2**27))  # 1 GiB at a time, until the address-space limit
+            hoard.append(np.empty(2**30, np.uint8))  # 1 GiB at a time, until the address-space limit
 
 
 class Raises(Faulty):
@@ -100,6 +105,8 @@ class KillsItsProcessAtVersion22(Faulty):
 class WrongAtVersion12(Faulty):
     """Correct, except that every output is zero for opset-12 models."""
 
+    name = "faulty"
+
     def details(self):
         return {"kernels": "blocked"}
 
@@ -108,3 +115,255 @@ class WrongAtVersion12(Faulty):
         if model.opset_import[0].version == 12:
             return [np.zeros_like(o) for o in outputs]
         return outputs
+
+
+class ExitsOnUnpickling(np.ndarray):
+    """An array that ends whatever process unpickles it: the runner must never do so."""
+
+    def __reduce__(self):
+        return (os._exit, (9,))
+
+
+class ReturnsAnArrayThatExitsOnUnpickling(Faulty):
+    def run(self, model, inputs):
+        return [o.view(ExitsOnUnpickling) for o in self.correct(model, inputs)]
+
+
+class AlwaysEqual(np.ndarray):
+    """An array that claims to equal anything: the judge must read its bytes, not ask it."""
+
+    def __eq__(self, other):
+        return np.ones(np.broadcast_shapes(self.shape, np.shape(other)), bool)
+
+    __ne__ = lambda self, other: ~self.__eq__(other)  # noqa: E731
+
+    def view(self, *args, **kwargs):
+        return np.ones(self.shape, np.float32).view(*args, **kwargs)
+
+
+class ReturnsZerosThatClaimToBeRight(Faulty):
+    def run(self, model, inputs):
+        return [np.zeros_like(o).view(AlwaysEqual) for o in self.correct(model, inputs)]
+
+
+def _fork_sleeper(seconds=3600):
+    """A child process that outlives the backend's process; its pid goes to FAULTY_PIDS if set."""
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(seconds)
+        os._exit(0)
+    if "FAULTY_PIDS" in os.environ:
+        with open(os.environ["FAULTY_PIDS"], "a") as pids:
+            pids.write(f"{pid}\n")
+    return pid
+
+
+class ForksAChildThatOutlivesIt(Faulty):
+    """Correct, but leaves a process behind on every item."""
+
+    def run(self, model, inputs):
+        _fork_sleeper()
+        return self.correct(model, inputs)
+
+
+class ForksThenSegfaults(Faulty):
+    """The forked child keeps the answer pipe open: a crash must still be seen at once."""
+
+    def run(self, model, inputs):
+        _fork_sleeper()
+        ctypes.string_at(0)
+
+
+class EscapesItsSession(Faulty):
+    """Double-forks a daemon in a session of its own, then crashes."""
+
+    def run(self, model, inputs):
+        if os.fork() == 0:
+            os.setsid()
+            _fork_sleeper()
+            os._exit(0)
+        os.wait()
+        os._exit(5)
+
+
+class RaisesKeyboardInterrupt(Faulty):
+    def run(self, model, inputs):
+        raise KeyboardInterrupt
+
+
+class RaisesSystemExit(Faulty):
+    def run(self, model, inputs):
+        raise SystemExit(3)
+
+
+class RaisesGeneratorExit(Faulty):
+    def run(self, model, inputs):
+        raise GeneratorExit("a BaseException that is neither exit nor interrupt")
+
+
+class UnprintableError(Exception):
+    def __str__(self):
+        raise ValueError("no text for you")
+
+
+class RaisesAnExceptionWhoseStrRaises(Faulty):
+    def run(self, model, inputs):
+        raise UnprintableError()
+
+
+class RaisesAHugeMessage(Faulty):
+    def run(self, model, inputs):
+        raise RuntimeError("x" * 5_000_000)
+
+
+class ReturnsNone(Faulty):
+    def run(self, model, inputs):
+        return None
+
+
+class ReturnsAZeroDimensionalArray(Faulty):
+    def run(self, model, inputs):
+        return np.array(4.0, np.float32)
+
+
+class ReturnsABareArray(Faulty):
+    def run(self, model, inputs):
+        return self.correct(model, inputs)[0]
+
+
+class ReturnsUnpicklableObjects(Faulty):
+    def run(self, model, inputs):
+        return [lambda: None]
+
+
+class ReturnsAnObjectArray(Faulty):
+    def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
+        return [o.astype(object) for o in outputs]
+
+
+class ReturnsAHugeArray(Faulty):
+    def run(self, model, inputs):
+        return [np.broadcast_to(np.float32(0), (2**20, 2**20))]  # 4 TiB, zero strides
+
+
+class ReturnsTheWrongElementType(Faulty):
+    def run(self, model, inputs):
+        return [o.astype(np.float64) for o in self.correct(model, inputs)]
+
+
+class ReturnsBigEndian(Faulty):
+    def run(self, model, inputs):
+        return [o.astype(o.dtype.newbyteorder(">")) for o in self.correct(model, inputs)]
+
+
+class ReturnsTheWrongShape(Faulty):
+    def run(self, model, inputs):
+        return [o.reshape(-1) for o in self.correct(model, inputs)]
+
+
+class MutatesItsInputs(Faulty):
+    """Writes the expected maximum everywhere into X, then answers Indices all 0 with the right
+    values: a judge that read the mutated X would see every index pointing at a maximum."""
+
+    def run(self, model, inputs):
+        values, indices = self.correct(model, inputs)
+        for array in inputs.values():
+            array[...] = values.max()
+        return [values, np.zeros_like(indices)]
+
+
+class FloodsStdoutAndStderr(Faulty):
+    """Correct, after writing 64 MiB to each of stdout and stderr (and closing neither)."""
+
+    def run(self, model, inputs):
+        block = b"flood " * 10922 + b"\n"
+        for _ in range(1024):
+            os.write(1, block)
+            os.write(2, block)
+        return self.correct(model, inputs)
+
+
+class ClosesStandardStreams(Faulty):
+    def run(self, model, inputs):
+        for fd in (0, 1, 2):
+            try:
+                os.close(fd)
+            except OSError:  # closed on an earlier item
+                pass
+        return self.correct(model, inputs)
+
+
+class ChangesDirectory(Faulty):
+    """Correct, but leaves the process in another working directory."""
+
+    def run(self, model, inputs):
+        os.chdir("/")
+        return self.correct(model, inputs)
+
+
+class SetsSignals(Faulty):
+    """Correct, but ignores SIGINT and SIGTERM from then on."""
+
+    def run(self, model, inputs):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return self.correct(model, inputs)
+
+
+class LeaksMemorySlowly(Faulty):
+    """Keeps more memory on every item (half the address-space limit, untouched): the second
+    item runs out."""
+
+    hoard = []
+
+    def run(self, model, inputs):
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        self.hoard.append(np.empty(limit // 2 if limit > 0 else 2**20, np.uint8))
+        return self.correct(model, inputs)
+
+
+class LeavesThreadsRunning(Faulty):
+    """Correct, but leaves a non-daemon thread behind on every item: its process cannot exit."""
+
+    def run(self, model, inputs):
+        import threading
+
+        threading.Thread(target=time.sleep, args=(3600,)).start()
+        return self.correct(model, inputs)
+
+
+class ExitsAfterAnswering(Faulty):
+    """Correct, but a thread it leaves behind ends the process just after the answer."""
+
+    def run(self, model, inputs):
+        import threading
+
+        threading.Timer(0.1, os._exit, args=(6,)).start()
+        return self.correct(model, inputs)
+
+
+class ExitsFromAThread(Faulty):
+    def run(self, model, inputs):
+        import threading
+
+        threading.Thread(target=os._exit, args=(4,)).start()
+        time.sleep(60)
+
+
+class ClosesItsChannel(Faulty):
+    """Closes every file descriptor above 2: the runner's pipes go with them."""
+
+    def run(self, model, inputs):
+        os.closerange(3, 1024)
+        return self.correct(model, inputs)
+
+
+class TakesFiveSeconds(Faulty):
+    """Correct, but takes five seconds an item: a run that is still going when another starts."""
+
+    def run(self, model, inputs):
+        time.sleep(5)
+        return self.correct(model, inputs)

@@ -168,20 +168,23 @@ def test_an_open_ambiguity_is_divergent_and_names_the_reading_observed():
     assert verdict.outcome is Outcome.DIVERGENT and verdict.message.startswith("observed: not inferred-shape-embedded (")
 
 
+MUST_REJECT = """\
+    op: MaxPool
+    cases:
+      - name: indices_at_version_1
+        description: MaxPool-1 has no Indices output
+        provenance: {document: test, example: e}
+        versions: [1]
+        attributes: {kernel_shape: [2]}
+        inputs:
+          X: {dtype: float32, data: [[[1, 2]]]}
+        outputs: [Y, Indices]
+        reject: MaxPool-1 has one output
+    """
+
+
 def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
-    (item,) = items_from(tmp_path, """\
-        op: MaxPool
-        cases:
-          - name: indices_at_version_1
-            description: MaxPool-1 has no Indices output
-            provenance: {document: test, example: e}
-            versions: [1]
-            attributes: {kernel_shape: [2]}
-            inputs:
-              X: {dtype: float32, data: [[[1, 2]]]}
-            outputs: [Y, Indices]
-            reject: MaxPool-1 has one output
-        """)
+    (item,) = items_from(tmp_path, MUST_REJECT)
     assert [o.name for o in item.model.graph.output] == ["Y", "Indices"]
     refused = evaluate(item, Scripted(reference), seed=0, registry=REGISTRY)
     assert refused.outcome is Outcome.PASS
@@ -189,3 +192,30 @@ def test_a_must_reject_item_passes_on_refusal_and_fails_on_acceptance(tmp_path):
     accepted = evaluate(item, Scripted(lambda m, i: [np.zeros((1, 1, 1), np.float32)]), seed=0, registry=REGISTRY)
     assert accepted.outcome is Outcome.FAIL
     assert accepted.message == "accepted an invalid model: MaxPool-1 has one output"
+
+
+@pytest.mark.parametrize("answer, problem", [
+    (np.zeros((1, 1, 1), np.float32), "returned ndarray, not a list of arrays"),
+    (np.float32(0), "returned float32, not a list of arrays"),
+    (None, "returned NoneType, not a list of arrays"),
+    ([None], "output 0 is NoneType, not a numpy array"),
+])
+def test_garbage_answering_a_model_that_must_be_refused_is_an_error_not_an_acceptance(tmp_path, answer, problem):
+    [item] = items_from(tmp_path, MUST_REJECT)
+    verdict = evaluate(item, Scripted(lambda m, i: answer), seed=0, registry=REGISTRY)
+    assert (verdict.outcome, verdict.message) == (Outcome.ERROR, f"returned garbage: {problem}")
+
+
+def test_a_backend_that_writes_into_its_inputs_changes_neither_the_judge_nor_the_model(tmp_path):
+    [item] = items_from(tmp_path, TIES.replace("STORAGE", "0").replace("DATA", "[[[1, 5, 3, 2]]]"))
+    model_before = item.model.SerializeToString()
+
+    def vandal(model, inputs):
+        values, _ = reference(model, inputs)
+        inputs["X"][...] = 5  # now every element is a window's maximum
+        del model.graph.node[:]
+        return [values, np.array([[[0, 2]]], np.int64)]  # the first window's answer points at 1
+
+    verdict = evaluate(item, Scripted(vandal), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL and verdict.message.startswith("Indices: 1 of 2 indices do not point")
+    assert item.model.SerializeToString() == model_before

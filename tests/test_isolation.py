@@ -1,64 +1,183 @@
-"""A faulty backend costs one item: crash, timeout or error, and the run goes on."""
+"""A faulty backend costs its own items only, each with an honest outcome (crash, timeout, error,
+or the fail or pass its answer earns), in one line: no traceback reaches the terminal, no process
+outlives the run, and the report is complete.
+
+All the faulty backends run side by side in one run (two items each), once isolated and once,
+for those a test process survives, with ``--isolation=none``."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
 
-pytest_plugins = ["pytester"]
+ROOT = PACKAGE_DIR.parent
+TIMEOUT_S = 3
+MEMORY_LIMIT_MIB = 2048
 
-TWO_ITEMS = SMALL_CASE.replace("    attributes:", "    versions: [12, 22]\n    attributes:")
+WITH_INDICES = """\
+op: MaxPool
+cases:
+  - name: small
+    description: a 2x2 kernel pools a 2x2 plane to one element, and points at it
+    provenance: {document: test, example: small}
+    versions: [12, 22]
+    attributes: {kernel_shape: [2, 2]}
+    inputs:
+      X: {dtype: float32, data: [[[[1, 2], [3, 4]]]]}
+    outputs:
+      Y: {data: [[[[4]]]]}
+      Indices: {data: [[[[3]]]]}
+"""
+
+GARBAGE = "returned garbage: "
+# backend -> (outcome of each of its two items, words its messages hold); the same answer gives
+# the same outcome with or without isolation
+SAME_EITHER_WAY = {
+    "Raises": (["error"] * 2, "RuntimeError: kernel exploded"),
+    "RaisesKeyboardInterrupt": (["error"] * 2, "KeyboardInterrupt"),
+    "RaisesSystemExit": (["error"] * 2, "SystemExit: 3"),
+    "RaisesGeneratorExit": (["error"] * 2, "GeneratorExit: a BaseException"),
+    "RaisesAnExceptionWhoseStrRaises": (["error"] * 2, "UnprintableError: (its str() raised ValueError)"),
+    "RaisesAHugeMessage": (["error"] * 2, "RuntimeError: xxxx"),
+    "ReturnsAString": (["error"] * 2, GARBAGE + "returned str, not a list of arrays"),
+    "ReturnsLists": (["error"] * 2, GARBAGE + "output 0 is list, not a numpy array"),
+    "ReturnsTooMany": (["error"] * 2, GARBAGE + "returned 4 outputs for a node with 2 (Y, Indices)"),
+    "ReturnsNone": (["error"] * 2, GARBAGE + "returned NoneType, not a list of arrays"),
+    "ReturnsAZeroDimensionalArray": (["error"] * 2, GARBAGE + "returned ndarray, not a list of arrays"),
+    "ReturnsABareArray": (["error"] * 2, GARBAGE + "returned ndarray, not a list of arrays"),
+    "ReturnsUnpicklableObjects": (["error"] * 2, GARBAGE + "output 0 is function, not a numpy array"),
+    "ReturnsAnObjectArray": (["error"] * 2, GARBAGE + "output 0 has element type object, which no tensor has"),
+    "ReturnsAHugeArray": (["error"] * 2, GARBAGE + "the outputs hold more than 1024 MiB"),
+    "ReturnsTheWrongElementType": (["fail"] * 2, "Y: element type float64, expected float32"),
+    "ReturnsBigEndian": (["fail"] * 2, "Y: element type >f4, expected float32"),
+    "ReturnsTheWrongShape": (["fail"] * 2, "Y: shape [1], expected [1, 1, 1, 1]"),
+    "MutatesItsInputs": (["fail"] * 2, "Indices: 1 of 1 indices do not point at their window's maximum"),
+    "ReturnsZerosThatClaimToBeRight": (["fail"] * 2, "Y: 1 of 1 elements differ"),
+    "ReturnsAnArrayThatExitsOnUnpickling": (["pass"] * 2, ""),
+    "ChangesDirectory": (["pass"] * 2, ""),
+    "SetsSignals": (["pass"] * 2, ""),
+}
+ISOLATED_ONLY = {
+    "Segfaults": (["crash"] * 2, "the backend's process was killed by SIGSEGV"),
+    "Aborts": (["crash"] * 2, "killed by SIGABRT"),
+    "ExitsItsProcess": (["crash"] * 2, "exited with status 3"),
+    "ExitsFromAThread": (["crash"] * 2, "exited with status 4"),
+    "ExitsAfterAnswering": (["pass", "crash"], "exited with status 6, after it answered the previous item"),
+    "ClosesItsChannel": (["crash"] * 2, "exited with status 1"),
+    "ForksThenSegfaults": (["crash"] * 2, "killed by SIGSEGV"),
+    "Hangs": (["timeout"] * 2, f"no answer within {TIMEOUT_S} s"),
+    "ExhaustsMemory": (["error"] * 2, "MemoryError"),
+    "LeaksMemorySlowly": (["pass", "error"], "MemoryError"),
+    "ForksAChildThatOutlivesIt": (["pass"] * 2, ""),
+    "LeavesThreadsRunning": (["pass"] * 2, ""),
+    "FloodsStdoutAndStderr": (["pass"] * 2, ""),
+    "ClosesStandardStreams": (["pass"] * 2, ""),
+}
+ISOLATED = {**SAME_EITHER_WAY, **ISOLATED_ONLY}
 
 
-def run_faulty(pytester, backend, *args):
-    (pytester.path / "cases").mkdir(exist_ok=True)
-    (pytester.path / "cases" / "small.yaml").write_text(TWO_ITEMS)
-    result = pytester.runpytest_subprocess(
-        str(PACKAGE_DIR), f"--backend=tests.faulty_backends:{backend}", "--cases", str(pytester.path / "cases"),
-        f"--report={pytester.path / 'out'}", "-p", "no:cacheprovider", *args)
-    report = json.loads((pytester.path / "out" / "results.json").read_text())
-    return result, report
+def descendants_left(marker: str) -> list[str]:
+    """Live processes (zombies aside) whose environment carries ``marker``: those the run started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
+                state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+                if state != "Z":
+                    found.append(f"{entry.name} {(entry / 'cmdline').read_bytes()[:120]!r}")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
 
 
-@pytest.fixture
-def pytester(pytester, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(PACKAGE_DIR.parent))
-    return pytester
+def run_side_by_side(directory: Path, backends: dict, *args: str) -> dict:
+    """Run ``backends`` side by side; the report, the terminal output, and the processes left."""
+    (directory / "cases").mkdir()
+    (directory / "cases" / "small.yaml").write_text(WITH_INDICES)
+    marker = f"CONFORMANCE_FAULTY_RUN={uuid.uuid4()}"
+    key, value = marker.split("=")
+    started = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-p", "no:cacheprovider", "--cases=cases", "--report=out",
+         "--backend=" + ",".join(f"tests.faulty_backends:{b}" for b in backends), *args],
+        cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT), key: value},
+        capture_output=True, timeout=600)
+    wall_s = time.monotonic() - started
+    deadline = time.monotonic() + 5  # the watchdogs' SIGKILL may take a moment to land
+    while (left := descendants_left(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    report = json.loads((directory / "out" / "results.json").read_text())
+    return {"report": report, "run": run, "left": left, "wall_s": wall_s,
+            "terminal": run.stdout.decode(errors="replace") + run.stderr.decode(errors="replace")}
 
 
-@pytest.mark.parametrize("backend, outcome, words", [
-    ("Segfaults", "crash", "killed by SIGSEGV"),
-    ("Aborts", "crash", "killed by SIGABRT"),
-    ("ExitsItsProcess", "crash", "exited with status 3"),
-    ("ExhaustsMemory", "error", "MemoryError"),
-    ("Raises", "error", "RuntimeError: kernel exploded"),
-    ("ReturnsAString", "error", "returned garbage: returned str, not a list of arrays"),
-    ("ReturnsLists", "error", "returned garbage: output 0 is list, not a numpy array"),
-    ("ReturnsTooMany", "error", "returned garbage: returned 2 outputs for a node with 1 (Y)"),
-])
-def test_each_fault_costs_its_item_only(pytester, backend, outcome, words):
-    result, report = run_faulty(pytester, backend, "--memory-limit=2048")
-    assert [r["outcome"] for r in report["items"]] == [outcome, outcome]
-    assert all(words in r["message"] for r in report["items"]), report["items"][0]["message"]
-    result.stdout.fnmatch_lines([f"*2 {outcome}*"])
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory):
+    return run_side_by_side(tmp_path_factory.mktemp("isolated"), ISOLATED, f"--timeout={TIMEOUT_S}",
+                            f"--memory-limit={MEMORY_LIMIT_MIB}")
 
 
-def test_a_hang_times_out_and_the_next_item_still_runs(pytester):
-    result, report = run_faulty(pytester, "Hangs", "--timeout=2")
-    assert [r["outcome"] for r in report["items"]] == ["timeout", "timeout"]
-    assert "no answer within 2 s" in report["items"][0]["message"]
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    return run_side_by_side(tmp_path_factory.mktemp("in_process"), SAME_EITHER_WAY, "--isolation=none")
 
 
-def test_a_crash_restarts_the_backend_for_the_next_item(pytester, tmp_path, monkeypatch):
+def outcomes_of(report: dict, backend: str) -> list[dict]:
+    return [r for r in sorted(report["items"], key=lambda r: r["id"]) if r["backend"] == backend]
+
+
+@pytest.mark.parametrize("backend", sorted(ISOLATED))
+def test_an_isolated_faulty_backend_costs_its_own_items_with_an_honest_outcome(isolated, backend):
+    outcomes, words = ISOLATED[backend]
+    records = outcomes_of(isolated["report"], backend)
+    assert [r["outcome"] for r in records] == outcomes, [r["message"] for r in records]
+    failing = [r for r in records if r["outcome"] != "pass"]
+    assert all(words in r["message"] and "\n" not in r["message"] for r in failing), failing[0]["message"]
+
+
+@pytest.mark.parametrize("backend", sorted(SAME_EITHER_WAY))
+def test_without_isolation_the_same_answer_gets_the_same_outcome(in_process, backend):
+    outcomes, words = SAME_EITHER_WAY[backend]
+    records = outcomes_of(in_process["report"], backend)
+    assert [r["outcome"] for r in records] == outcomes, [r["message"] for r in records]
+    assert all(words in r["message"] for r in records if r["outcome"] != "pass")
+
+
+@pytest.mark.parametrize("mode", ["isolated", "in_process"])
+def test_the_run_survives_whole_in_one_line_per_item_and_leaves_no_process(mode, request):
+    result = request.getfixturevalue(mode)
+    backends = ISOLATED if mode == "isolated" else SAME_EITHER_WAY
+    report = result["report"]
+    assert result["run"].returncode == 1, result["terminal"][-3000:]  # failures; not a usage or internal error
+    jsonschema.validate(report, json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text()))
+    assert not report["partial"] and len(report["items"]) == 2 * len(backends)
+    assert "Traceback" not in result["terminal"] and "INTERNALERROR" not in result["terminal"]
+    assert len(result["terminal"]) < 2_000_000  # the flood stays in the backend's pipe
+    assert result["left"] == []
+
+
+def test_a_crash_is_seen_at_once_even_when_a_forked_child_holds_the_pipe(isolated):
+    durations = [r["duration_s"] for r in outcomes_of(isolated["report"], "ForksThenSegfaults")]
+    assert max(durations) < TIMEOUT_S / 2
+
+
+def test_a_crash_shows_what_the_backend_last_wrote(isolated):
+    record = outcomes_of(isolated["report"], "ClosesItsChannel")[0]
+    assert record["outcome"] == "crash"
+    assert record["message"].endswith("its last output: conformance: the runner's channel broke (OSError: [Errno 9] Bad file descriptor)")
+
+
+def test_a_crash_restarts_the_backend_for_the_next_item(tmp_path, monkeypatch):
     monkeypatch.setenv("FAULTY_MARKER", str(tmp_path / "crashed-once"))
-    result, report = run_faulty(pytester, "CrashesOnTheFirstItemOnly")
-    assert sorted(r["outcome"] for r in report["items"]) == ["crash", "pass"]
-
-
-def test_without_isolation_garbage_is_still_an_error(pytester):
-    result, report = run_faulty(pytester, "ReturnsLists", "--isolation=none")
-    assert [r["outcome"] for r in report["items"]] == ["error", "error"]
+    result = run_side_by_side(tmp_path, {"CrashesOnTheFirstItemOnly": None})
+    assert sorted(r["outcome"] for r in result["report"]["items"]) == ["crash", "pass"]

@@ -16,6 +16,7 @@ from conformance.cases import bundled_case_dir, load_registry
 from conformance.compare import Outcome, evaluate
 from conformance.expand import load_items
 from tests.mutants import MUTANTS, Mutant
+from tests.mutants_paths import PATH_MUTANTS, PathMutant
 
 REGISTRY = load_registry(bundled_case_dir())
 
@@ -31,18 +32,20 @@ def items_round_robin():
 class MutantBackend:
     version = "0"
 
-    def __init__(self, mutant: Mutant):
+    def __init__(self, mutant: Mutant | PathMutant):
         self.mutant, self.name = mutant, f"mutant:{mutant.name}"
 
     def details(self):
         return {}
 
     def run(self, model, inputs):
+        if isinstance(self.mutant, PathMutant):
+            return self.mutant.run(model, inputs)
         rep = self.mutant.backend.prepare(model)
         return rep.run([inputs[vi.name] for vi in model.graph.input])
 
 
-def first_kill(mutant: Mutant) -> str | None:
+def first_kill(mutant: Mutant | PathMutant) -> str | None:
     backend = MutantBackend(mutant)
     for item in items_round_robin():
         verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
@@ -56,8 +59,13 @@ def test_there_are_at_least_twenty_mutants():
     assert len({m.name for m in MUTANTS}) == len(MUTANTS)
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", MUTANTS + PATH_MUTANTS, ids=lambda m: m.name)
 def test_the_suite_catches_the_mutant(mutant, record_property):
     killer = first_kill(mutant)
     record_property("mutant", {"name": mutant.name, "killed_by": killer})
     assert killer, f"no unambiguous item catches {mutant.name}: {mutant.bug}"
+
+
+def test_there_are_at_least_twenty_path_mutants():
+    assert len(PATH_MUTANTS) >= 20
+    assert not {m.name for m in PATH_MUTANTS} & {m.name for m in MUTANTS}

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from conformance.cli import main
+from conformance.html_report import render_html
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
 
@@ -94,6 +95,26 @@ def test_the_html_report_lists_known_failures_with_their_cause_and_link(pytester
     known = page.split("id='known'", 1)[1].split("<h2", 1)[0]
     assert "1 xfail" in known and "zeros at 12" in known
     assert "<a href='https://github.com/example/runtime/issues/7'>example/runtime#7</a>" in known
+
+
+def test_an_expectations_link_that_is_not_http_is_refused_in_one_line(pytester, tmp_path):
+    entry = "- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12, link: 'javascript:alert(1)'}\n"
+    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
+                       f"--expectations={expectations(tmp_path, entry)}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.strip()]
+    assert len(errors) == 1 and "faulty.yaml:3: entries[0].link: 'javascript:alert(1)'" in errors[0], errors
+
+
+def test_the_html_report_makes_links_of_http_addresses_only(two_backend_run):
+    document = json.loads((two_backend_run[1] / "results.json").read_text())
+    failing = next(r for r in document["items"] if r["outcome"] == "fail")
+    for scheme, link in [("javascript", "javascript:alert(1)"), ("data", " data:text/html,<script>x</script>"),
+                         ("https", "https://example.org/a'b")]:
+        failing.update(outcome="xfail", expectation={"match": "*", "outcome": "fail", "reason": scheme, "link": link})
+        known = render_html(document).split("id='known'", 1)[1].split("<h2", 1)[0]
+        assert ("<a href=" in known) == (scheme == "https"), known
+        assert "<script>" not in known and "href='https://example.org/a&#x27;b'" in known or scheme != "https"
 
 
 def test_compare_reports_regressions_and_fixes_and_exits_on_a_regression(pytester, tmp_path, capsys):

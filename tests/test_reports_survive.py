@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import jsonschema
 
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
@@ -71,12 +75,39 @@ def test_a_worker_that_dies_costs_its_item_and_the_run_goes_on(tmp_path):
     assert not report(tmp_path)["partial"]
 
 
-def test_the_same_seed_gives_the_same_results(tmp_path):
-    runs = []
-    for name in ("first", "second"):
-        (tmp_path / name).mkdir()
-        assert start(tmp_path / name, "--seed=7", "-n", "2", "-k", "ranks or explicit_pads").wait(timeout=600) == 0
-        written = report(tmp_path / name)
-        assert written["environment"]["seed"] == 7
-        runs.append([{k: v for k, v in r.items() if k != "duration_s"} for r in written["items"]])
-    assert runs[0] == runs[1] and len(runs[0]) > 500
+def test_a_run_killed_before_collection_ends_leaves_a_report_and_not_an_older_one(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.json").write_text('{"an older": "run"}')
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "small.yaml").write_text(SMALL_CASE)
+    run = start(tmp_path, "--backend=tests.faulty_backends:Slow", "-n", "2", "--cases", str(tmp_path / "cases"))
+    deadline = time.monotonic() + 120
+    while "schema_version" not in (tmp_path / "out" / "results.json").read_text() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    run.kill()  # the workers are still starting: nothing is collected yet
+    run.wait(timeout=60)
+    written = report(tmp_path)
+    jsonschema.validate(written, json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text()))
+    assert written["partial"] and written["items"] == []
+
+
+# Wall-clock facts: when the run started and ended, and how long each item took.
+CLOCK = re.compile(r'"(started|finished|duration_s)": ("[^"]*"|[0-9.e-]+)')
+
+
+def test_the_same_seed_gives_byte_identical_results_with_and_without_workers(tmp_path):
+    """Everything but the clock: items, their order, messages, diffs, and the order of every key."""
+    (tmp_path / "cases").mkdir()
+    for name in ("maxpool.yaml", "maxunpool.yaml", "maxpool_open_questions.yaml"):  # literal, random, divergent
+        shutil.copy(ROOT / "cases" / name, tmp_path / "cases")
+    texts = []
+    for workers in ("0", "2"):
+        (tmp_path / workers).mkdir()
+        run = start(tmp_path / workers, "--seed=7", "-n", workers, "--cases", str(tmp_path / "cases"),
+                    "--backend=tests.faulty_backends:WrongAtVersion12")
+        assert run.wait(timeout=600) == 1
+        texts.append(CLOCK.sub(r'"\1": null', (tmp_path / workers / "out" / "results.json").read_text()))
+    document = json.loads(texts[0])
+    assert document["environment"]["seed"] == 7 and len(document["items"]) > 100
+    assert {"pass", "fail", "divergent"} <= set(document["summary"])
+    assert texts[0] == texts[1]

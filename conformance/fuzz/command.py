@@ -1,0 +1,118 @@
+"""`conformance fuzz`: the differential mode from the command line (pytest's `--conformance-fuzz`
+runs the same thing as one test per backend).
+
+    conformance fuzz --backend=ort --budget 1000 --seed 1 --out fuzz-out --report fuzz-report
+
+prints each failure cluster as it is found and shrunk, then one line per cluster; writes the
+clusters as cases (OUT/cases/*.yaml, loadable with `pytest conformance --cases OUT/cases`) and
+repro scripts (OUT/repro/*.py); with --report, results.json, report.html and summary.md. Exit
+status: 0 no failure, 1 failure clusters found, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+from ..backends import BackendNotFound, load_backend
+from ..backends.isolated import IsolatedBackend
+from ..cases import bundled_case_dir, load_registry
+from ..report import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
+from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzRun
+from .output import fuzz_section, records, write_cases, write_repros
+from .space import select_targets
+
+DEFAULT_TIMEOUT_S = 60
+DEFAULT_MEMORY_LIMIT_MIB = 8192
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("fuzz", help="differential fuzzing against the reference; shrinks and clusters failures",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", default="reference", help="backend under test (as pytest's --backend)")
+    parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                        help=f"configurations to judge (default {DEFAULT_BUDGET})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the search (default 0): same seed, same run")
+    parser.add_argument("--ops", help="operator versions to draw, e.g. MaxPool-12,org.openvinotoolkit.MaxPool (default all)")
+    parser.add_argument("--out", type=Path, help="write the clusters' cases and repro scripts here")
+    parser.add_argument("--report", type=Path, help="write results.json, report.html and summary.md here")
+    parser.add_argument("--shrink-time", type=float, default=DEFAULT_SHRINK_S, metavar="S",
+                        help=f"seconds of shrinking per round of the search (default {DEFAULT_SHRINK_S:g})")
+    parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
+    parser.add_argument("--isolation", choices=("process", "none"), default="process",
+                        help="run the backend in a child process (default), or in this one")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds an isolated backend may take per model (default {DEFAULT_TIMEOUT_S})")
+    parser.add_argument("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
+                        help=f"address-space limit of the isolated backend, 0 for none (default {DEFAULT_MEMORY_LIMIT_MIB})")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        targets = select_targets(args.ops)
+        backend = load_backend(args.backend)
+    except (ValueError, BackendNotFound, ImportError) as e:
+        print(f"conformance fuzz: {e}", file=sys.stderr)
+        return 2
+    if args.budget < 1:
+        print("conformance fuzz: --budget must be at least 1", file=sys.stderr)
+        return 2
+    runner = backend
+    if args.isolation == "process":
+        runner = IsolatedBackend(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
+    env = environment([(backend, runner)], args.seed, bundled_case_dir())
+    print(f"conformance fuzz: {backend.name} {backend.version}, budget {args.budget}, seed {args.seed}, "
+          f"{len(targets)} operator versions")
+    try:
+        run = fuzz(runner, targets, args.seed, args.budget, shrink=not args.no_shrink, shrink_s=args.shrink_time,
+                   progress=lambda line: print("  " + line, flush=True))
+    finally:
+        if runner is not backend:
+            runner.close()
+    print(summary(run))
+    if args.out:
+        written = write_cases(run, args.out) + write_repros(run, args.out)
+        print(f"wrote {len(written)} files to {args.out}/ (cases/*.yaml, repro/*.py)")
+    if args.report:
+        write_fuzz_reports(env, [run], args.report, out=args.out)
+        print(f"wrote {args.report}/ ({RESULTS_FILE}, {HTML_FILE}, {MARKDOWN_FILE})")
+    return 1 if run.clusters else 0
+
+
+def fuzz(runner, targets, seed: int, budget: int, shrink: bool = True, shrink_s: float = DEFAULT_SHRINK_S,
+         progress: Callable[[str], None] | None = None) -> FuzzRun:
+    return Fuzzer(runner, load_registry(bundled_case_dir()), targets, seed=seed, budget=budget, shrink=shrink,
+                  shrink_s=shrink_s, progress=progress).fuzz()
+
+
+def summary(run: FuzzRun) -> str:
+    outcomes = ", ".join(f"{n} {o}" for o, n in sorted(run.outcomes.items()))
+    lines = [f"{run.judged} configurations in {run.seconds:.1f} s ({run.per_second:.1f}/s of search; {outcomes}); "
+             f"{len(run.clusters)} failure clusters"]
+    if run.unsupported:
+        lines.append(f"not drawn (unsupported): {', '.join(run.unsupported)}")
+    for c in run.clusters:
+        lines.append(f"  {c.signature.describe()} x{c.hits}; matters: {', '.join(c.matters) or '-'}")
+    return "\n".join(lines)
+
+
+def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Path | None = None,
+                       base: Results | None = None) -> None:
+    """results.json (the clusters' minimal items as records, the runs as its ``fuzz`` list), report.html
+    and summary.md; ``out``: where the cases and repro scripts were written; ``base``: a suite run's
+    results to add them to."""
+    from ..html_report import render_html
+    from ..summary import render_markdown
+
+    results = base or Results(env, None)
+    for run in runs:
+        for record in records(run):
+            results.records.append(record)
+    document = results.document(partial=False)
+    document["fuzz"] = [fuzz_section(run, out) for run in runs]
+    write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
+    write_atomically(directory / HTML_FILE, render_html(document))
+    write_atomically(directory / MARKDOWN_FILE, render_markdown(document))

@@ -1,0 +1,59 @@
+"""`pytest conformance --backend=NAME --conformance-fuzz=BUDGET`: the fuzz as one test per backend,
+instead of the case files. A test fails when the fuzz finds a failure cluster; its report lists
+the clusters, and --conformance-fuzz-out writes their cases and repro scripts."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from .command import fuzz, summary
+from .output import write_cases, write_repros
+from .space import all_targets
+
+
+class FuzzFailure(Exception):
+    pass
+
+
+class FuzzSuite(pytest.Directory):
+    """One fuzz test per backend under test."""
+
+    def __init__(self, *, session_state, **kwargs):
+        super().__init__(**kwargs)
+        self.state = session_state
+
+    def collect(self):
+        for target in self.state.targets:
+            yield FuzzItem.from_parent(self, name=f"fuzz@{target.spec}", target=target)
+
+
+class FuzzItem(pytest.Item):
+    def __init__(self, *, target, **kwargs):
+        super().__init__(**kwargs)
+        self.target = target
+
+    def runtest(self) -> None:
+        state = self.parent.state
+        budget = self.config.getoption("conformance_fuzz")
+        run = fuzz(self.target.runner, all_targets(), state.seed, budget)
+        state.fuzz_runs.append(run)
+        out = self.config.getoption("conformance_fuzz_out")
+        if out is not None:
+            write_cases(run, out / self.target.spec)
+            write_repros(run, out / self.target.spec)
+        self.user_properties.append(("conformance-fuzz", summary(run)))
+        if run.clusters:
+            raise FuzzFailure(summary(run))
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, FuzzFailure):
+            budget = self.config.getoption("conformance_fuzz")
+            repro = shlex.join(["conformance", "fuzz", f"--backend={self.target.spec}", f"--budget={budget}",
+                                f"--seed={self.parent.state.seed}", "--out=fuzz-out"])
+            return f"{excinfo.value}\n\nrepro (writes each cluster's case and script): {repro}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, self.name

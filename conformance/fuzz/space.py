@@ -1,0 +1,377 @@
+"""What `conformance fuzz` draws: legal configurations of every covered operator version, as
+hypothesis strategies, biased towards the properties runtime kernels branch on.
+
+A configuration is a recipe, not data: the operator version, its attributes, the input shapes and
+how to fill them (a seed, a base distribution and a palette of special values sprinkled at a
+rate). :func:`materialize` turns it into a case of ``cases.schema.json``, literal inputs and
+derived outputs, which the suite's own loader and expansion turn into an item. Keeping the recipe
+lets the shrinker and the selector analysis change a shape without re-drawing the values.
+
+Legality comes from ``operators.yaml`` (attributes, outputs and element types per version); the
+geometry (sizes, kernels, pads) is drawn so that every window exists, and what the reference
+still refuses is discarded by the engine. A small share of draws is a must-reject model: one
+rule of the documents broken on purpose, for a backend to refuse.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from hypothesis import strategies as st
+
+from ..dtypes import DTYPES
+from ..expand import ONNX_DOMAIN, qualified_op
+from ..operators import OpVersion, operators
+
+OPENVINO = "org.openvinotoolkit"
+NHWC_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")
+MAX_ELEMENTS = 4096  # per input: large enough for vector remainders, small enough to shrink fast
+
+# Sizes runtime kernels branch on. Channels: NCHWc blocks of 8 and 16 and their remainders (ORT's
+# NCHWc transformer needs C % 8 == 0 or 16). Widths: vector widths (4, 8, 16 lanes) and one either
+# side. Kernels: 1 (a copy), 2-5, and the 9-tap windows of 3x3 and 1x9 fast paths.
+CHANNELS = (1, 1, 1, 2, 3, 4, 8, 16, 7, 9, 15, 17, 24)
+BATCHES = (1, 1, 2, 3, 0)
+SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13)
+WIDTHS = (15, 16, 17, 31, 32, 33, 7, 8, 9, 1030)  # 1030: rows wider than a 1024-element buffer
+KERNELS = (1, 2, 3, 2, 3, 4, 5, 9)
+STRIDES = (1, 2, 2, 3, 3)
+DILATIONS = (1, 2, 3)
+SPATIAL_RANKS = (1, 2, 3, 1, 2, 3, 4)  # hypothesis draws the later ones less: each rank twice
+
+
+@dataclass(frozen=True)
+class Target:
+    domain: str
+    op: str
+    version: int
+    dtypes: tuple[str, ...] = ()  # the element types to draw (empty: every one the version accepts)
+
+    @property
+    def signature(self) -> OpVersion:
+        return operators()[self.domain, self.op].versions[self.version]
+
+    @property
+    def label(self) -> str:
+        return f"{qualified_op(self.domain, self.op)}-{self.version}"
+
+
+def all_targets() -> list[Target]:
+    return [Target(domain, op, version) for (domain, op), operator in sorted(operators().items())
+            for version in sorted(operator.versions)]
+
+
+def select_targets(spec: str | None) -> list[Target]:
+    """``MaxPool-12,org.openvinotoolkit.MaxPool`` -> those versions (a name without -N: every version)."""
+    targets = all_targets()
+    if not spec:
+        return targets
+    chosen = []
+    for word in filter(None, (w.strip() for w in spec.split(","))):
+        found = [t for t in targets if word in (t.label, t.label.rpartition("-")[0])]
+        if not found:
+            raise ValueError(f"--ops {word}: no such operator version (known: {', '.join(t.label for t in targets)})")
+        chosen += [t for t in found if t not in chosen]
+    return chosen
+
+
+# ---- values ---------------------------------------------------------------------------------
+
+def special_values(dtype: str) -> list[float | int]:
+    """The values kernels get wrong: NaN, infinities, -0.0, the type's extremes, subnormals, and
+    values that computing through a narrower type would merge (2**24 + 1 for int32 through float32,
+    2**53 + 1 for int64 through double, 2049 for float32 through float16, 1e38 for bfloat16 through
+    float16, 1 + 2**-30 for double through float)."""
+    numpy = DTYPES[dtype].numpy
+    if DTYPES[dtype].is_integer:
+        info = np.iinfo(numpy)
+        values = [int(info.min), int(info.max), 0, -1, 1, int(info.min) + 1]
+        if dtype == "int32":
+            values += [2**24 + 1, 2**24, -(2**24 + 1)]
+        if dtype == "int64":
+            values += [2**53 + 1, 2**53, -(2**53 + 1), 2**63 - 1]
+        return [v for v in values if info.min <= v <= info.max]
+    info = ml_dtypes.finfo(numpy) if numpy == ml_dtypes.bfloat16 else np.finfo(numpy)
+    values = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, float(info.min), float(info.max),
+              float(info.smallest_subnormal), -float(info.smallest_subnormal)]
+    values += {"float32": [2049.0, 2048.0, 70000.0], "float64": [1 + 2**-30, 1.0, 2049.0, 1e300],
+               "bfloat16": [1e38, -1e38, 2.0**-130], "float16": [2049.0, 2048.0]}.get(dtype, [])
+    return [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in values]
+
+
+# Where each float type's neighbours merge in the next narrower type (float64 -> float32 at
+# 2**24, float32 -> float16 at 2048; bfloat16 -> float16 overflows above 65504), and a step that
+# keeps the values distinct in the type itself.
+PRECISION_EDGE = {"float64": 2.0**24, "float32": 2048.0, "float16": -2048.0, "bfloat16": 65536.0}
+EDGE_STEP = {"float64": 0.5, "float32": 0.5, "float16": 1.0, "bfloat16": 512.0}
+
+
+@st.composite
+def fillings(draw, dtype: str) -> dict[str, Any]:
+    """How to fill an input: distinct values (every maximum unique) or few small ones (ties), with
+    special values of the type sprinkled at a rate."""
+    specials = special_values(dtype)
+    return {
+        "seed": draw(st.integers(0, 2**16)),
+        "base": draw(st.sampled_from(("distinct", "ties", "edge"))),
+        "rate": draw(st.sampled_from((0.0, 0.1, 0.5, 0.9, 1.0))),
+        "palette": draw(st.lists(st.sampled_from(specials), min_size=1, max_size=3)),
+    }
+
+
+def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    numpy = DTYPES[dtype].numpy
+    count = int(np.prod(shape, dtype=np.int64))
+    rng = np.random.default_rng(filling["seed"])
+    if filling["base"] == "distinct":  # no zero: a signed zero comes from the palette alone
+        values = rng.permutation(count) - count // 2
+        values = np.where(values >= 0, values + 1, values)
+        if DTYPES[dtype].is_integer:
+            info = np.iinfo(numpy)
+            values = values % (int(info.max) - int(info.min) + 1) + int(info.min) if info.bits <= 8 else values
+        else:
+            values = values * 0.5 if dtype in ("float32", "float64") else values.astype(np.float64)
+    elif filling["base"] == "edge":  # distinct values where a narrower type runs out of precision or range
+        values = rng.permutation(count)
+        if DTYPES[dtype].is_integer:
+            info = np.iinfo(numpy)
+            start = {"int32": 2**24 - count // 2, "int64": 2**53 - count // 2}.get(dtype, int(info.min))
+            values = (values % (int(info.max) - start + 1)) + start
+        else:
+            values = PRECISION_EDGE[dtype] + values * EDGE_STEP[dtype]
+    else:
+        values = rng.choice(np.array([-2, -1, 1, 2]), count)
+        if DTYPES[dtype].is_integer and np.iinfo(numpy).min == 0:
+            values = values + 2
+    array = values.astype(np.float64).astype(numpy) if not DTYPES[dtype].is_integer else values.astype(numpy)
+    sprinkled = rng.random(count) < filling["rate"]
+    palette = filling["palette"]
+    picks = rng.integers(0, len(palette), count)
+    out = array.reshape(-1).copy()
+    for index in np.flatnonzero(sprinkled):
+        out[index] = np.asarray(palette[picks[index]]).astype(numpy) if not DTYPES[dtype].is_integer \
+            else numpy.type(palette[picks[index]])
+    return out.reshape(shape)
+
+
+# ---- configurations -------------------------------------------------------------------------
+
+def _optional(draw, value_strategy, weight: int = 1):
+    """Omitted (None) or drawn (``weight`` times as often): attributes are tried both absent and
+    written out; omitted is what the shrinker prefers."""
+    return draw(st.one_of(st.none(), *([value_strategy] * weight)))
+
+
+def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
+    # One plane (N = C = 1) a third of the time: questions like storage_order's scope are open
+    # over several planes only.
+    several = draw(st.sampled_from((True, True, False)))
+    n = draw(st.sampled_from(BATCHES)) if several else 1
+    c = draw(st.sampled_from(CHANNELS)) if several else 1
+    sizes = [draw(st.sampled_from(SIZES)) for _ in range(rank)]
+    if draw(st.booleans()):  # the innermost axis around a vector width
+        sizes[-1] = draw(st.sampled_from(WIDTHS))
+    while n * c * int(np.prod(sizes)) > MAX_ELEMENTS:  # keep it small: N and C go first, the innermost axis last
+        if n * c > 1:
+            n, c = (max(1, n // 2), c) if n > 1 else (n, max(1, c // 2))
+        else:
+            largest = int(np.argmax(sizes[:-1])) if len(sizes) > 1 and max(sizes[:-1]) > 1 else len(sizes) - 1
+            sizes[largest] = max(1, sizes[largest] // 2)
+    return [n, c], sizes
+
+
+def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tuple[list[int], list[int] | None]:
+    """A kernel (and dilations, or None for omitted) whose dilated extent fits each axis, so that
+    every window holds an element."""
+    kernel = [draw(st.sampled_from([k for k in kernels if k <= size] or [1])) for size in sizes]
+    if draw(st.sampled_from((False, False, False, False, True))):  # a window as large as the input (global pooling)
+        kernel = list(sizes)
+    if not dilated:
+        return kernel, None
+    dilations = _optional(draw, st.lists(st.sampled_from(DILATIONS), min_size=len(sizes), max_size=len(sizes)))
+    if dilations is not None:
+        dilations = [d if (k - 1) * d + 1 <= size else 1 for k, d, size in zip(kernel, dilations, sizes)]
+    return kernel, dilations
+
+
+def _geometry(draw, target: Target, port: str, ranks, kernels=KERNELS, dilated: bool = True):
+    """(element type, [N, C], spatial sizes, kernel, dilations or None), drawn in this order."""
+    dtype = draw(st.sampled_from(target.dtypes or target.signature.types[port]))
+    rank = draw(st.sampled_from(ranks))
+    nc, sizes = _dims(draw, rank)
+    kernel, dilations = _window(draw, sizes, kernels, dilated=dilated)
+    return dtype, nc, sizes, kernel, dilations
+
+
+@st.composite
+def onnx_maxpool(draw, target: Target) -> dict[str, Any]:
+    sig = target.signature
+    ranks = SPATIAL_RANKS if target.domain == ONNX_DOMAIN else SPATIAL_RANKS[:-1]
+    dtype, nc, sizes, kernel, dilations = _geometry(draw, target, "T", ranks, dilated="dilations" in sig.attributes)
+    rank = len(sizes)
+    a: dict[str, Any] = {"kernel_shape": kernel}
+    strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank), 2)
+    if strides is not None:
+        a["strides"] = strides
+    if dilations is not None:
+        a["dilations"] = dilations
+    auto_pad = draw(st.sampled_from((None, None, "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")))
+    if auto_pad is not None:
+        a["auto_pad"] = auto_pad
+    if auto_pad in (None, "NOTSET"):
+        extents = [(k - 1) * d + 1 for k, d in zip(kernel, a.get("dilations", [1] * rank))]
+        pads = _optional(draw, st.tuples(*[st.integers(0, e - 1) for e in extents * 2]))
+        if pads is not None:
+            a["pads"] = list(pads)
+    for name in ("ceil_mode", "storage_order"):
+        if name in sig.attributes:
+            value = draw(st.sampled_from((None, 0, 1, 1)))
+            if value is not None:
+                a[name] = value
+    if "activation" in sig.attributes and draw(st.booleans()):
+        low = draw(st.sampled_from((0.0, -1.0, -0.5, 1.0, float("-inf"))))
+        high = draw(st.sampled_from((6.0, 0.5, 1.0, 0.0, float("inf"))))
+        a["activation"] = draw(st.sampled_from(("Relu", "Clip")))
+        a["activation_params"] = [low, max(low, high)]
+    outputs = ["Y"] + (["Indices"] if sig.port("Indices") and draw(st.booleans()) else [])
+    return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": outputs,
+            "filling": draw(fillings(dtype))}
+
+
+@st.composite
+def openvino_maxpool(draw, target: Target) -> dict[str, Any]:
+    sig = target.signature
+    dtype, nc, sizes, kernel, drawn = _geometry(draw, target, "T", (1, 2, 2, 3), dilated="dilations" in sig.attributes)
+    rank = len(sizes)
+    a: dict[str, Any] = {"kernel": kernel, "strides": [draw(st.sampled_from(STRIDES)) for _ in range(rank)]}
+    dilations = [1] * rank
+    if drawn is not None:
+        a["dilations"] = dilations = drawn
+    extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    a["pads_begin"] = [draw(st.integers(0, e - 1)) for e in extents]
+    a["pads_end"] = [draw(st.integers(0, e - 1)) for e in extents]
+    for name, values in (("auto_pad", ("explicit", "valid", "same_upper", "same_lower")),
+                         ("rounding_type", ("floor", "ceil", "ceil"))):
+        value = draw(st.sampled_from((None,) + values))
+        if value is not None:
+            a[name] = value
+    outputs = ["Y"]
+    if "axis" in sig.attributes:
+        axis = draw(st.sampled_from((None, 0, 1, 2, -1, -(rank + 2))))
+        if axis is not None and -(rank + 2) <= axis < rank + 2:
+            a["axis"] = axis
+        index_type = draw(st.sampled_from((None, "i64", "i32", "i32")))
+        if index_type:
+            a["index_element_type"] = index_type
+        if draw(st.booleans()):
+            outputs.append("Indices")
+    return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": outputs,
+            "filling": draw(fillings(dtype))}
+
+
+@st.composite
+def maxunpool(draw, target: Target) -> dict[str, Any]:
+    """A MaxPool -> MaxUnpool round trip, or X with legal indices (distinct, each in its plane)."""
+    dtype, nc, sizes, kernel, _ = _geometry(draw, target, "T1", (1, 2, 2, 3), KERNELS[:6], dilated=False)
+    rank = len(sizes)
+    a: dict[str, Any] = {"kernel_shape": kernel}
+    strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank))
+    if strides is not None:
+        a["strides"] = strides
+    pads = _optional(draw, st.tuples(*[st.integers(0, k - 1) for k in kernel * 2]))
+    if pads is not None:
+        a["pads"] = list(pads)
+    return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": ["output"],
+            "form": draw(st.sampled_from(("round_trip", "indices"))),
+            "output_shape_growth": _optional(draw, st.lists(st.integers(0, 2), min_size=rank, max_size=rank), 2),
+            "filling": draw(fillings(dtype))}
+
+
+# Rules a must-reject model breaks: (name, applies to, reason). Each is a rule the documents
+# state plainly; the open questions (OpenVINO's zero strides) are left out.
+BREAKS = {
+    "zero_stride": "a stride of 0 moves no window",
+    "negative_pad": "pads must be non-negative",
+    "zero_kernel": "a window of size 0 has no maximum",
+    "kernel_rank_differs": "kernel_shape has another length than the input's spatial rank",
+    "pads_wrong_length": "pads needs two values per spatial axis",
+    "unknown_attribute": "the operator has no attribute kernel",
+    "type_not_allowed": "the version does not accept this element type",
+    "storage_order_out_of_range": "storage_order is 0 or 1",
+    "unknown_auto_pad": "auto_pad is one of the documented strings",
+}
+
+
+@st.composite
+def broken(draw, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with one documented rule broken."""
+    target, a = config["target"], dict(config["attributes"])
+    sig = target.signature
+    openvino = target.domain == OPENVINO
+    kernel_name = "kernel" if openvino else "kernel_shape"
+    rank = len(config["shape"]) - 2
+    port = "T1" if target.op == "MaxUnpool" else "T"
+    refused = [d for d in DTYPES if d not in sig.types[port]]
+    choices = ["zero_kernel", "negative_pad", "kernel_rank_differs"] + (["type_not_allowed"] if refused else [])
+    if not openvino:
+        choices += ["zero_stride", "pads_wrong_length", "unknown_attribute"]
+        if target.op == "MaxPool":
+            choices += ["unknown_auto_pad"] + (["storage_order_out_of_range"] if "storage_order" in sig.attributes else [])
+    rule = draw(st.sampled_from(choices))
+    dtype = config["dtype"]
+    if rule == "zero_kernel":
+        a[kernel_name] = [0] + list(a[kernel_name][1:])
+    elif rule == "negative_pad":
+        if openvino:
+            a["pads_begin"] = [-1] + list(a["pads_begin"][1:])
+        else:
+            a.pop("auto_pad", None)
+            a["pads"] = [-1] + [0] * (2 * rank - 1)
+    elif rule == "kernel_rank_differs":
+        a[kernel_name] = list(a[kernel_name]) + [1]
+    elif rule == "zero_stride":
+        a["strides"] = [0] + [1] * (rank - 1)
+    elif rule == "pads_wrong_length":
+        a.pop("auto_pad", None)
+        a["pads"] = [0] * (2 * rank + 1)
+    elif rule == "unknown_attribute":
+        a["kernel"] = list(a["kernel_shape"])
+    elif rule == "unknown_auto_pad":
+        a.pop("pads", None)
+        a["auto_pad"] = "SAME"
+    elif rule == "storage_order_out_of_range":
+        a["storage_order"] = 2
+    else:
+        dtype = draw(st.sampled_from(refused))
+        config = dict(config, filling=dict(config["filling"], palette=special_values(dtype)[:1]))
+    return dict(config, attributes=a, geometry=config["attributes"], dtype=dtype, reject=f"{rule}: {BREAKS[rule]}")
+
+
+def configurations(targets: list[Target], reject_one_in: int = 6):
+    """Every target's space; one draw in ``reject_one_in`` breaks a rule (0: none does)."""
+    def one(target: Target):
+        if target.domain == OPENVINO:
+            valid = openvino_maxpool(target)
+        elif target.op == "MaxUnpool":
+            valid = maxunpool(target)
+        else:
+            valid = onnx_maxpool(target)
+        if not reject_one_in:
+            return valid
+        return st.tuples(valid, st.integers(1, reject_one_in)).flatmap(
+            lambda drawn: broken(drawn[0]) if drawn[1] == reject_one_in else st.just(drawn[0]))
+
+    families: dict[tuple[str, str], list[Target]] = {}
+    for target in targets:  # each operator as often as the others, whatever its number of versions
+        families.setdefault((target.domain, target.op), []).append(target)
+    return st.sampled_from(list(families.values())).flatmap(st.sampled_from).flatmap(one)
+
+
+def with_changes(config: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    changed = copy.deepcopy(config)
+    changed.update(changes)
+    return changed

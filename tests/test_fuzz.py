@@ -1,0 +1,136 @@
+"""`conformance fuzz`: it finds each broken variant of the reference within its default budget,
+its clusters become cases the suite loads and scripts that reproduce alone, its results are
+schema-valid, and a seed gives the same run."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import jsonschema
+import pytest
+
+from conformance.cases import SCHEMA_DIR, load_case_file
+from conformance.cli import main
+from conformance.compare import Outcome, evaluate
+from conformance.expand import expand
+from conformance.fuzz.command import write_fuzz_reports
+from conformance.fuzz.engine import DEFAULT_BUDGET, Fuzzer
+from conformance.fuzz.output import GENERIC_RUNNER, repro_script, write_cases, write_repros
+from conformance.fuzz.space import all_targets, select_targets
+from conformance.report import environment
+from conformance.backends.onnx_backend import OnnxBackendAdapter
+from reference_backend import ReferenceBackend
+from tests.mutants import MUTANTS
+from tests.mutants_paths import PATH_MUTANTS
+from tests.test_mutants import REGISTRY, MutantBackend
+
+# Broken variants the fuzz does not find within its default budget (seed 0), and why: each needs
+# four or more selectors at once, rarer together than one draw in a thousand. None of them lies
+# on an open question; the fixed suite catches each (tests/test_mutants.py).
+NOT_FOUND: dict[str, str] = {
+    "indices_3d_neg_inf_as_lowest_finite": "3-D, Indices, a float type and a window of -inf only",
+    "wide_row_generic_path_drops_end_pad": "float32 without Indices, a row over 1024 wide and an end pad",
+    "generic_path_stride_over_2_floors": "float32 without Indices, ceil_mode 1, a last stride of 3 and a size "
+                                         "where ceil adds a window",
+    "storage_order_3d_drops_depth": "3-D, Indices, storage_order 1 and N = C = 1 (over several planes "
+                                    "storage_order is an open question, so divergent)",
+    "int8_2d_values_seeded_minus_127": "int8, 2-D, no Indices and a window of -128 only",
+    "same_lower_3d_as_upper": "3-D, SAME_LOWER and an odd pad total on an axis",
+    "ceil_ignored_with_begin_pads": "ceil_mode 1, a begin pad, a stride over 1 and a size where ceil adds a window",
+    "unpool_3d_default_shape_without_last_end_pad": "3-D MaxUnpool without output_shape and an end pad on the last axis",
+}
+REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
+
+
+def fuzz(mutant, **options):
+    options = {"seed": 0, "budget": DEFAULT_BUDGET, "stop_at_first": True, **options}
+    return Fuzzer(MutantBackend(mutant), REGISTRY, all_targets(), **options).fuzz()
+
+
+@pytest.mark.parametrize("mutant", [
+    pytest.param(m, marks=pytest.mark.xfail(run=False, reason=NOT_FOUND[m.name])) if m.name in NOT_FOUND else m
+    for m in MUTANTS + PATH_MUTANTS], ids=lambda m: m.name)
+def test_the_fuzz_finds_the_mutant(mutant, record_property):
+    started = time.monotonic()
+    run = fuzz(mutant)
+    found = run.clusters[0] if run.clusters else None
+    record_property("fuzz", {"mutant": mutant.name, "configurations": run.judged,
+                             "seconds": round(time.monotonic() - started, 2),
+                             "found": found.signature.describe() if found else None})
+    assert found, f"{DEFAULT_BUDGET} configurations do not find {mutant.name}: {mutant.bug}"
+
+
+def _mutant(name):
+    return next(m for m in MUTANTS + PATH_MUTANTS if m.name == name)
+
+
+def test_a_seed_gives_the_same_run():
+    first, second = (fuzz(_mutant("padding_is_zero"), budget=120, stop_at_first=False, shrink=False) for _ in range(2))
+    assert [(c.signature, c.hits, c.found_after) for c in first.clusters] == \
+           [(c.signature, c.hits, c.found_after) for c in second.clusters]
+    assert first.clusters and first.outcomes == second.outcomes
+
+
+@pytest.fixture(scope="module")
+def shrunk():
+    """A shrunk run against a mutant whose padding takes part in the maximum."""
+    mutant = _mutant("padding_is_zero")
+    run = Fuzzer(MutantBackend(mutant), REGISTRY, select_targets("MaxPool-12"), seed=1, budget=25,
+                 shrink_s=4).fuzz()
+    assert run.clusters
+    return mutant, run
+
+
+def test_clusters_become_cases_the_suite_loads_and_judges(shrunk, tmp_path):
+    mutant, run = shrunk
+    (file,) = write_cases(run, tmp_path)
+    cases = load_case_file(file, REGISTRY)  # schema and signatures checked
+    assert len(cases) == len(run.clusters)
+    for case in cases:
+        (item,) = expand(case)
+        assert evaluate(item, REFERENCE, 0, REGISTRY).outcome is Outcome.PASS
+        assert evaluate(item, MutantBackend(mutant), 0, REGISTRY).outcome in (Outcome.FAIL, Outcome.ERROR)
+
+
+def test_a_minimal_model_is_small(shrunk):
+    _, run = shrunk
+    for cluster in run.clusters:
+        assert sum(math.prod(i.spec.shape) for i in cluster.item.inputs) <= 512  # shrunk (drawn: up to 4,096)
+        assert {"pads", "auto_pad"} & set(cluster.config["attributes"])  # padding is the bug
+        assert cluster.matters
+
+
+def test_repro_scripts_stand_alone(shrunk, tmp_path):
+    mutant, run = shrunk
+    for cluster in run.clusters:
+        script = repro_script(cluster, run)
+        assert "conformance" not in script.split('"""')[-1]  # no import of this project
+        for backend, status in ((MutantBackend(mutant), 1), (REFERENCE, 0)):
+            runner = "def run(model, feeds):\n    return BACKEND.run(model, feeds)\n"
+            with pytest.raises(SystemExit) as exit_:
+                exec(compile(script.replace(GENERIC_RUNNER, runner), "repro.py", "exec"), {"BACKEND": backend,
+                                                                                       "__name__": "__main__"})
+            assert exit_.value.code == status
+    assert len(write_repros(run, tmp_path)) == len(run.clusters)
+
+
+def test_results_are_schema_valid_and_rendered(shrunk, tmp_path):
+    mutant, run = shrunk
+    backend = MutantBackend(mutant)
+    write_fuzz_reports(environment([(backend, backend)], 1, tmp_path), [run], tmp_path, out=tmp_path)
+    document = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(document, json.loads((SCHEMA_DIR / "results.schema.json").read_text()))
+    assert document["fuzz"][0]["clusters"][0]["matters"]
+    assert len(document["items"]) == len(run.clusters)
+    assert "id='fuzz'" in (tmp_path / "report.html").read_text()
+    assert "## Fuzz" in (tmp_path / "summary.md").read_text()
+
+
+def test_the_command_fuzzes_a_backend(tmp_path, capsys):
+    assert main(["fuzz", "--backend=reference", "--budget=40", "--ops=MaxPool-12", "--isolation=none",
+                 "--out", str(tmp_path)]) == 0
+    assert "40 configurations" in capsys.readouterr().out
+    assert main(["fuzz", "--backend=reference", "--ops=MaxPool-7"]) == 2
+

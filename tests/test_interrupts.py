@@ -1,0 +1,91 @@
+"""Runs stopped at random (seeded) moments, by SIGINT and by SIGKILL, with and without
+``-n 2``: each leaves a results.json that validates against its schema, and no process of the run
+outlives it.
+
+The moment is drawn after the run's first report write (when the plugin is configured: before
+that no code of the suite has run, and no report can exist) within the time a whole run takes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance.plugin import PACKAGE_DIR
+from tests.test_isolation import descendants_left
+
+ROOT = PACKAGE_DIR.parent
+SCHEMA = json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text())
+CASES = 12  # x 2 versions: 24 items of 50 ms (tests.faulty_backends:Slow)
+RUNS = 10  # per signal and mode: 20 SIGINT and 20 SIGKILL in all
+WINDOW_S = {"-n0": 3.0, "-n2": 4.0}  # about a whole run's length after its first write, on 2 cores
+SEED = 20261123
+
+
+def case_file() -> str:
+    cases = "".join(f"""
+  - name: small{i}
+    description: a 2x2 kernel pools a 2x2 plane to one element
+    provenance: {{document: test, example: small}}
+    versions: [12, 22]
+    attributes: {{kernel_shape: [2, 2]}}
+    inputs:
+      X: {{dtype: float32, data: [[[[1, 2], [3, 4]]]]}}
+    outputs:
+      Y: {{data: [[[[4]]]]}}
+""" for i in range(CASES))
+    return "op: MaxPool\ncases:" + cases
+
+
+def interrupt(directory: Path, mode: str, signal_number: int, delay_s: float) -> dict:
+    marker = f"CONFORMANCE_INTERRUPT_RUN={uuid.uuid4()}"
+    key, value = marker.split("=")
+    results = directory / "out" / "results.json"
+    started = time.monotonic()
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "--cases=cases",
+         "--report=out", "--backend=tests.faulty_backends:Slow", *(["-n", "2"] if mode == "-n2" else [])],
+        cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT), key: value},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not results.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(delay_s)
+    run.send_signal(signal_number)
+    code = run.wait(timeout=120)
+    deadline = time.monotonic() + 10  # xdist workers and watchdogs see their pipes close
+    while (left := descendants_left(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    print(f"{mode} {signal.Signals(signal_number).name} {delay_s:.2f}: exit {code}, {time.monotonic() - started:.1f} s")
+    return {"code": code, "report": json.loads(results.read_text()), "left": left}
+
+
+def test_runs_stopped_at_random_moments_leave_valid_reports_and_no_process(tmp_path):
+    rng = random.Random(SEED)
+    stopped_midway = 0
+    for number, (mode, name) in enumerate((m, s) for m in WINDOW_S for s in ("SIGINT", "SIGKILL") for _ in range(RUNS)):
+        directory = tmp_path / str(number)
+        (directory / "cases").mkdir(parents=True)
+        (directory / "cases" / "small.yaml").write_text(case_file())
+        delay_s = rng.uniform(0, WINDOW_S[mode])
+        result = interrupt(directory, mode, getattr(signal, name), delay_s)
+        report, where = result["report"], f"{name} {mode} after {delay_s:.2f} s"
+        jsonschema.validate(report, SCHEMA)
+        assert result["left"] == [], where
+        assert report["partial"] == (report["finished"] is None), where
+        assert report["partial"] or len(report["items"]) == 2 * CASES, where
+        if result["code"] == pytest.ExitCode.INTERRUPTED:
+            assert report["partial"] and report["interrupted"], where
+        if name == "SIGKILL":
+            assert result["code"] == -signal.SIGKILL and not report["interrupted"], where
+        stopped_midway += report["partial"]
+    assert stopped_midway >= RUNS  # most signals land while items run, not after the end

@@ -1,0 +1,128 @@
+"""--report: a path that cannot hold a report is a usage error before the first item, in one line;
+a disk that fills up costs the report, in one line, with no temporary file left; two runs never
+write one directory at once."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import report
+from conformance.plugin import PACKAGE_DIR
+from conformance.report import ReportDirectory, ReportError, Results, write_reports
+from tests.samples import SMALL_CASE
+
+ROOT = PACKAGE_DIR.parent
+
+
+def command(tmp_path: Path, report_dir: str, *args: str) -> list[str]:
+    (tmp_path / "cases").mkdir(exist_ok=True)
+    (tmp_path / "cases" / "small.yaml").write_text(SMALL_CASE)
+    return [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider",
+            f"--cases={tmp_path / 'cases'}", f"--report={report_dir}", "--isolation=none", *args]
+
+
+def run(tmp_path: Path, report_dir: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command(tmp_path, report_dir, *args), cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str):
+    """A small tmpfs mounted at ``path`` (root only; skipped where mounting is not allowed)."""
+    path.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def assert_one_line_usage_error(result: subprocess.CompletedProcess, words: str) -> None:
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and words in errors[0], result.stderr
+    assert "Traceback" not in result.stdout + result.stderr and "passed" not in result.stdout
+
+
+def test_a_report_path_that_is_a_file_is_a_usage_error_before_the_first_item(tmp_path):
+    (tmp_path / "taken").write_text("a file")
+    result = run(tmp_path, "taken")
+    assert_one_line_usage_error(result, "ERROR: --report taken: exists and is not a directory")
+
+
+def test_a_report_path_below_a_file_is_a_usage_error(tmp_path):
+    (tmp_path / "taken").write_text("a file")
+    assert_one_line_usage_error(run(tmp_path, "taken/out"), "--report taken/out: cannot create it: Not a directory")
+
+
+def test_an_unwritable_report_directory_is_a_usage_error(tmp_path):
+    with tmpfs(tmp_path / "readonly", "ro,size=64k"):
+        result = run(tmp_path, "readonly")
+    assert_one_line_usage_error(result, "--report readonly: cannot write")
+    assert "Read-only file system" in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a directory whatever its mode")
+def test_a_report_directory_without_write_permission_is_a_usage_error(tmp_path):
+    (tmp_path / "locked").mkdir(mode=0o555)
+    assert_one_line_usage_error(run(tmp_path, "locked"), "Permission denied")
+
+
+def test_a_full_disk_costs_the_report_in_one_line_and_leaves_no_temporary_file(tmp_path):
+    with tmpfs(tmp_path / "small", "size=8k"):
+        (tmp_path / "small" / "filler").write_bytes(b"x" * 4096)  # room for the first write only
+        result = run(tmp_path, "small")
+        left = sorted(p.name for p in (tmp_path / "small").iterdir())
+    assert result.returncode == pytest.ExitCode.INTERNAL_ERROR, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr and "INTERNALERROR" not in result.stdout
+    assert "conformance: cannot write " in result.stdout and "No space left on device" in result.stdout
+    assert not [name for name in left if name.endswith(".tmp")], left
+
+
+def test_a_write_that_fails_midway_removes_its_temporary_file(tmp_path, monkeypatch):
+    """The full disk of the test above, simulated (where no tmpfs can be mounted)."""
+    directory = ReportDirectory.claim(tmp_path / "out")
+    results = Results({"backends": []}, directory)
+    results.write(partial=True)
+    real = report.tempfile.NamedTemporaryFile
+
+    def filling(*args, **kwargs):
+        handle = real(*args, **kwargs)
+
+        def write(text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        handle.write = write
+        return handle
+
+    monkeypatch.setattr(report.tempfile, "NamedTemporaryFile", filling)
+    with pytest.raises(ReportError, match=r"^cannot write .*results.json: No space left on device$"):
+        write_reports(results, partial=False, interrupted=False)
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["results.json"]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["partial"]  # the last good one stays
+    directory.release()
+
+
+def test_a_second_run_into_the_same_directory_is_refused(tmp_path):
+    first = subprocess.Popen(command(tmp_path, "out", "--backend=tests.faulty_backends:TakesFiveSeconds"),
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "out" / "results.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = run(tmp_path, "out")
+    finally:
+        first.wait(timeout=300)
+    assert_one_line_usage_error(second, "--report out: another run is writing a report there")
+    assert first.returncode == 0 and not json.loads((tmp_path / "out" / "results.json").read_text())["partial"]
