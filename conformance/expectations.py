@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import yaml
 
 from .cases import read_yaml
-from .compare import Outcome, Verdict
+from .compare import Outcome, Verdict, first_line
 from .summary import shorten
 
 
@@ -135,7 +135,7 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in items:
         if record["outcome"] in {o.value for o in KNOWN_OUTCOMES}:
-            groups[record["outcome"], re.sub(r"\d+", "#", _first_line(record["message"]))[:80]].append(record)
+            groups[record["outcome"], re.sub(r"\d+", "#", first_line(record["message"], "no message"))[:80]].append(record)
     entries, listed = [], set()
     for (outcome, _), wrong in groups.items():
         uncovered = dict.fromkeys(r["id"] for r in wrong)
@@ -154,7 +154,8 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
                     best, covered = glob, hits
             for item_id in covered:
                 del uncovered[item_id]
-            entries.append({"match": best, "outcome": outcome, "reason": _first_line(first["message"])})
+            reason = shorten(first_line(first["message"], "no message"), 300)
+            entries.append({"match": best, "outcome": outcome, "reason": reason})
     version = next(b["version"] for b in document["environment"]["backends"] if b["name"] == backend)
     draft = {"backend": backend, "tested_with": version, "entries": entries}
     header = (f"# Drafted by `conformance expectations` from the run of {document['started']}:\n"
@@ -176,7 +177,3 @@ def _candidate_globs(record: dict[str, Any]) -> list[str]:
 def _glob_escape(text: str) -> str:
     return "".join(f"[{c}]" if c in "[]*?" else c for c in text)
 
-
-def _first_line(message: str) -> str:
-    line = next((line.strip() for line in message.splitlines() if line.strip()), "no message")
-    return shorten(line, 300)

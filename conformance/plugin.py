@@ -27,6 +27,7 @@ from .expand import Item
 from .expectations import Expectations, file_names, load_expectations, load_skips
 from .limits import NAMES as LIMIT_NAMES
 from .limits import parse_limits
+from .lock import Lock, lock_path
 from .report import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -136,6 +137,10 @@ class SuiteSession:
             if self.directory is not None:
                 self.directory.release()
             raise pytest.UsageError(f"--report {report_dir}: {e}") from None
+        # The bundled cases at the default seed: each derived expectation must be as locked.
+        bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
+        self.lock = Lock(lock_path()) if bundled else None
+        self.pending: dict[str, dict] = {}  # node id -> record, from setup until the call's report
 
     def _target(self, spec: str) -> BackendUnderTest:
         config = self.config
@@ -261,15 +266,17 @@ class SuiteSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = _record(report)
         if record is None:
-            if report.failed and "worker" in str(report.longrepr) and "crashed" in str(report.longrepr):
+            known = self.pending.pop(report.nodeid, None)  # its record, from the setup report
+            if known is not None and report.failed and "worker" in str(report.longrepr) \
+                    and "crashed" in str(report.longrepr):
                 # pytest-xdist lost the worker process running this item (--isolation=none)
-                item_id, _, backend = report.nodeid.rpartition("::")[2].partition("@")
-                op, _, version = item_id.split("/")[0].rpartition("-")
-                self.results.add({"id": item_id, "op": op, "version": int(version), "outcome": Outcome.CRASH.value,
-                                  "backend": backend or self.targets[0].backend.name,
-                                  "message": str(report.longrepr).strip().splitlines()[-1]})
+                self.results.add(dict(known, outcome=Outcome.CRASH.value,
+                                      message=str(report.longrepr).strip().splitlines()[-1]))
             return
+        if report.when == "setup":
+            self.pending[report.nodeid] = record
         if report.when == "call":
+            self.pending.pop(report.nodeid, None)
             self.results.add(dict(record, duration_s=round(report.duration, 6)))
         elif report.when == "setup" and report.failed:
             message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
@@ -416,15 +423,18 @@ class ConformanceItem(pytest.Item):
                                expectation=skip.as_json())
             pytest.skip(f"skipped: {skip.reason} ({skip.where})")
         try:
-            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry)
-        except Exception as e:  # the suite's own fault: recorded as an error of the item, shown in full
-            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}")
+            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry, state.lock)
+        except Exception as e:  # the suite's own fault, not the backend's: shown in full, and the run fails
+            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}",
+                               suite_error=True)
             raise
         if self.target.expectations is not None:
             verdict, known = self.target.expectations.apply(self.item.id, verdict)
             if known is not None:
                 self.record["expectation"] = known.as_json()
         self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
+        if verdict.reading is not None:
+            self.record["reading"] = verdict.reading
         if verdict.mismatches:
             self.record["diff"] = [m.as_json() for m in verdict.mismatches]
         if verdict.outcome is not Outcome.PASS:

@@ -13,7 +13,6 @@ from typing import Any
 
 from .summary import FAILING, observed_reading, shorten
 
-Key = tuple[str, str]  # (backend, item id)
 
 
 @dataclass
@@ -47,8 +46,8 @@ def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
         result.compared += 1
         change = Change(key[0], key[1], f"{now['op']}-{now['version']}", was["outcome"], now["outcome"], now["message"])
         if was["outcome"] == now["outcome"]:
-            if now["outcome"] == "divergent" and observed_reading(was["message"]) != observed_reading(now["message"]):
-                change.message = f"{observed_reading(was['message'])} -> {observed_reading(now['message'])}"
+            if now["outcome"] == "divergent" and observed_reading(was) != observed_reading(now):
+                change.message = f"{observed_reading(was)} -> {observed_reading(now)}"
                 result.changed_divergences.append(change)
             continue
         if now["outcome"] in FAILING and was["outcome"] not in FAILING:

@@ -111,10 +111,13 @@ def disagreements(items: list[Record]) -> list[dict[str, Any]]:
             if len(outcomes) > 1 and len(set(outcomes.values())) > 1]
 
 
-def observed_reading(message: str) -> str:
-    """The reading a divergent item's message names ("observed: X ...")."""
-    match = re.match(r"observed: (refused|not [^(]+|[^(]+)", message)
-    return match.group(1).strip() if match else message
+def observed_reading(record: Record) -> str:
+    """The reading a divergent item showed: its ``reading``; in a results.json written before
+    items carried it, the one its message names ("observed: X ...")."""
+    if "reading" in record:
+        return record["reading"]
+    match = re.match(r"observed: (refused|not [^(]+|[^(]+)", record["message"])
+    return match.group(1).strip() if match else record["message"]
 
 
 def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
@@ -123,7 +126,7 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     for r in items:
         if r["outcome"] == "divergent":
             for key in r.get("ambiguity") or ["(untagged)"]:
-                table[key][r["backend"]][observed_reading(r["message"])] += 1
+                table[key][r["backend"]][observed_reading(r)] += 1
     return {key: dict(value) for key, value in sorted(table.items())}
 
 

@@ -21,7 +21,7 @@ import onnx
 from onnx import helper
 
 from reference_backend import ReferenceBackend
-from reference_backend.geometry import pool_axes
+from conformance.semantics import pool_axes
 
 Outputs = list[np.ndarray]
 CHANNELS_LAST_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")

@@ -80,8 +80,13 @@ def load_backend(spec: str) -> Backend:
         target = found[0].load()
     if isinstance(target, type) and issubclass(target, OnnxBackend):
         device = options.pop("device", "CPU")  # prepare(model, device=...): onnx's "CPU", "CUDA", "CUDA:1"
-        if options:
+        if options and not hasattr(target, "configured"):
             raise BackendNotFound(f"{spec!r} is an onnx Backend class: its one option is device, not {', '.join(options)}")
+        if options:  # a Backend class may offer `configured(**options)`, returning another class
+            try:
+                target = target.configured(**options)
+            except (TypeError, ValueError) as e:
+                raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
         if not target.supports_device(device):
             raise BackendNotFound(f"{spec!r}: supports_device({device!r}) is False")
         return OnnxBackendAdapter(target, name=given, device=device)

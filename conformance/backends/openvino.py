@@ -21,9 +21,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from ..semantics import OPENVINO_DOMAIN
 from .base import Unsupported
 
-OPENVINO_DOMAIN = "org.openvinotoolkit"
 # Where OpenVINO says it cannot, rather than should not, run a model.
 CANNOT = re.compile(r"No conversion rule|is not supported|not supported yet|Unsupported operation of type|"
                     r"unsupported element type|Unsupported ONNX data type", re.IGNORECASE)
