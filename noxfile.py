@@ -21,7 +21,7 @@ nox.options.sessions = ["tests", "conformance"]
 OLDEST = [
     "onnx==1.17.0", "numpy==1.26.4", "ml_dtypes==0.5.0", "PyYAML==6.0", "jsonschema==4.18.0",
     "pytest==8.1.1", "pytest-xdist==3.5.0", "onnxruntime==1.21.0", "tract==0.23.9", "openvino==2026.4.0",
-    "hypothesis==6.100.0",
+    "hypothesis==6.100.0", "pytest-timeout==2.3.1",
 ]
 REPORTS = Path("reports")
 

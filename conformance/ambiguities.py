@@ -1,215 +1,195 @@
-"""Which open questions of the documents an item runs into.
+"""Which open questions of the documents an item runs into, and what each reading answers.
 
-A documented example names its ambiguity itself, with every reading's output written out. A
-generated case does not have to: for each entry of ``cases/ambiguities.yaml`` that a generator
-can stumble into, a detector below recognises the situation from the item's attributes, shapes
-and input values. Items with an open ambiguity are ``divergent`` on every backend, so a case
-class may range freely without ever failing a backend on a question the documents leave open.
+An item runs into a question when the readings of the question give different outputs (values,
+shapes or element types) or a different acceptance for it: the reference backend, loaded through
+the backend interface as ``reference[readings=question:reading]``, answers for each reading (see
+``conformance.semantics``). A documented example may also name its question itself (``ambiguity:``
+in the case). Items with an open question are ``divergent`` on every backend, so a case class may
+range freely without ever failing a backend on a question the documents leave open.
+
+Running every reading on every item would cost a reference run per reading and item; a cheap
+test first rules out the questions whose readings cannot differ for an item (``_may_differ``),
+and only the others are run.
 """
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass, field
+from functools import cache, cached_property
 from typing import Callable
 
 import numpy as np
 
-from reference_backend.geometry import GeometryError, openvino_axes, pool_axes, unpool_shape
-
-from .expand import Item
+from .backends import Backend, load_backend
+from .cases import Ambiguity
+from .expand import Item, qualified_op
+from .semantics import DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, has_empty_window, node_axes
 
 Inputs = dict[str, np.ndarray]
-OPENVINO_DOMAIN = "org.openvinotoolkit"
-DETECTORS: dict[str, Callable[[Item, Inputs], bool]] = {}
 
 
-def detected(item: Item, inputs: Inputs) -> list[str]:
-    """The ambiguities of ``item``: its case's own tag, then those the detectors find."""
-    found = [item.case.ambiguity.id] if item.case.ambiguity else []
-    if item.case.reject:
+@dataclass(frozen=True)
+class Answer:
+    """What the reference gives under some readings: outputs, or the refusal of the model."""
+
+    outputs: tuple[np.ndarray, ...] | None
+    refusal: str = ""
+
+    def same_as(self, other: "Answer") -> bool:
+        if self.outputs is None or other.outputs is None:
+            return self.outputs is None and other.outputs is None
+        return len(self.outputs) == len(other.outputs) and all(
+            a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+            for a, b in zip(map(np.ascontiguousarray, self.outputs), map(np.ascontiguousarray, other.outputs)))
+
+
+@dataclass
+class Questions:
+    """The questions an item runs into, and for each open one the answers of its other readings."""
+
+    ids: list[str]
+    alternatives: dict[str, dict[str, Answer]] = field(default_factory=dict)
+
+
+@cache
+def reference(readings: Readings = DEFAULT) -> Backend:
+    """The reference backend following ``readings``, through the backend interface."""
+    return load_backend(f"reference[readings={readings}]" if readings.differing() else "reference")
+
+
+def answer(item: Item, inputs: Inputs, readings: Readings = DEFAULT) -> Answer:
+    try:
+        return Answer(tuple(reference(readings).run(item.model, inputs)))
+    except Exception as e:  # noqa: BLE001 - a refusal is the answer of a reading that rejects the model
+        return Answer(None, f"{type(e).__name__}: {e}")
+
+
+def questions(item: Item, written: Inputs, registry: dict[str, Ambiguity],
+              default: Answer | None = None) -> Questions:
+    """The questions of ``item`` (``written``: its inputs as the case writes them); ``default``:
+    the reference's answer, if already known."""
+    case = item.case
+    tagged = case.ambiguity.id if case.ambiguity else None
+    found = Questions([tagged] if tagged else [])
+    if case.reject:
         return found
-    for key, detector in DETECTORS.items():
-        if key not in found and detector(item, inputs):
-            found.append(key)
+    inputs, view = item.to_model(written), _View(item, written)
+    for key in QUESTIONS:
+        entry = registry.get(key)
+        if entry is None or entry.status != "open" or not (key == tagged or _may_differ(key, view)):
+            continue
+        if default is None:
+            default = answer(item, inputs)
+        expected = case.expected_reading if key == tagged else QUESTIONS[key][0]
+        others = {reading: answer(item, inputs, Readings({key: reading}))
+                  for reading in QUESTIONS[key] if reading != expected}
+        differing = {reading: a for reading, a in others.items() if key == tagged or not a.same_as(default)}
+        if differing:
+            found.alternatives[key] = differing
+            if key != tagged:
+                found.ids.append(key)
     return found
 
 
-def detector(key: str):
-    def register(function: Callable[[Item, Inputs], bool]):
-        DETECTORS[key] = function
-        return function
-    return register
+def detected(item: Item, written: Inputs, registry: dict[str, Ambiguity]) -> list[str]:
+    return questions(item, written, registry).ids
 
 
-def _pooling(item: Item) -> tuple[dict, tuple[int, ...]] | None:
-    """The ONNX-style MaxPool node's attributes and input shape (the upstream node of a round
-    trip); None for other operators, OpenVINO's included (see _openvino_axes)."""
-    case = item.case
-    if case.domain == OPENVINO_DOMAIN:
-        return None
-    if case.op in ("MaxPool", "NhwcMaxPool"):
-        return case.attributes, item.inputs[0].spec.shape
-    if case.upstream and case.upstream.op == "MaxPool":
-        return case.upstream.attributes, item.inputs[0].spec.shape
-    return None
+def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguity], limit: int = 16) -> list[Readings]:
+    """Readings of two or more questions at once, for naming what a backend shows when no single
+    other reading does: the item's questions crossed with those that leave only values open
+    (``shapes_settled``) at its operator version, which another reading's windows can bring in
+    (OpenVINO's extra same window under ceil holds no element, for one)."""
+    op_version = f"{qualified_op(item.case.domain, item.case.op)}-{item.version}"
+    companions = [key for key, entry in registry.items() if key in QUESTIONS and key not in found.alternatives
+                  and entry.status == "open" and entry.entry.get("shapes_settled") and op_version in entry.entry["versions"]]
+    choices = [[(key, r) for r in QUESTIONS[key]] for key in found.alternatives] + \
+              [[(key, r) for r in QUESTIONS[key]] for key in companions]
+    combined = [Readings(dict(choice)) for choice in itertools.product(*choices)]
+    return [r for r in combined if len(r.differing()) >= 2][:limit]
 
 
-def _axes(attributes: dict, shape: tuple[int, ...], **override):
-    merged = {**attributes, **override}
-    try:
-        return pool_axes(shape[2:], merged["kernel_shape"], merged.get("strides"), merged.get("pads"),
-                         merged.get("dilations"), merged.get("auto_pad", "NOTSET"), merged.get("ceil_mode", 0))
-    except GeometryError:
-        return None
+# The cheap tests: False only where the question's readings cannot give different answers.
+
+class _View:
+    """What the cheap tests read of an item, each computed once."""
+
+    def __init__(self, item: Item, written: Inputs):
+        self.item, self.written = item, written
+        case = item.case
+        self.pooling: tuple[str, dict, tuple[int, ...]] | None = None  # (domain, attributes, X's shape)
+        if case.op in ("MaxPool", "NhwcMaxPool"):
+            self.pooling = case.domain, case.attributes, item.inputs[0].spec.shape
+        elif case.upstream and case.upstream.op == "MaxPool":  # a round trip: its MaxPool's questions
+            self.pooling = "ai.onnx", case.upstream.attributes, item.inputs[0].spec.shape
+        self.openvino = bool(self.pooling) and self.pooling[0] == OPENVINO_DOMAIN
+
+    def axes(self, readings: Readings = DEFAULT):
+        try:
+            return node_axes(self.pooling[0], self.pooling[1], self.pooling[2][2:], readings)
+        except (GeometryError, KeyError, TypeError):
+            return None
+
+    @cached_property
+    def default_axes(self):
+        return self.axes() if self.pooling else None
+
+    @cached_property
+    def floats(self) -> np.ndarray | None:
+        """X as float64, for a MaxPool of a floating type."""
+        if self.pooling is None or self.item.inputs[0].dtype.is_integer:
+            return None
+        return self.written[self.item.inputs[0].name].astype(np.float64)
 
 
-def _ceil_rounding_changes_the_size(item: Item, explicit_pads: bool) -> bool:
-    """ceil_mode is set and rounding the printed formula up gives another size than the one the
-    reference computes (the drop rule for explicit pads, the auto_pad formula otherwise)."""
-    pooling = _pooling(item)
-    if not pooling or not pooling[0].get("ceil_mode"):
+def _geometry_differs(key: str, view: _View) -> bool:
+    if view.pooling is None or view.openvino != key.startswith("openvino"):
         return False
-    if (pooling[0].get("auto_pad", "NOTSET") == "NOTSET") != explicit_pads:
-        return False
-    axes = _axes(*pooling)
-    return bool(axes) and any(
-        -(-(a.size + a.pad_begin + a.pad_end - a.extent) // a.stride) + 1 != a.out for a in axes
-    )
+    return any(view.axes(Readings({key: r})) != view.default_axes for r in QUESTIONS[key][1:])
 
 
-@detector("ceil-window-starts-in-padding")
-def _ceil_drops_a_window(item: Item, inputs: Inputs) -> bool:
-    return _ceil_rounding_changes_the_size(item, explicit_pads=True)
+def _empty_window(view: _View, openvino: bool) -> bool:
+    return view.openvino == openvino and bool(view.default_axes) and has_empty_window(view.default_axes)
 
 
-@detector("auto-pad-with-ceil-mode")
-def _auto_pad_size_depends_on_ceil(item: Item, inputs: Inputs) -> bool:
-    return _ceil_rounding_changes_the_size(item, explicit_pads=False)
+def _both_zeros(x: np.ndarray) -> bool:
+    zeros = np.signbit(x[x == 0])
+    return bool(zeros.any() and (~zeros).any())
 
 
-@detector("same-pad-negative")
-def _same_total_is_negative(item: Item, inputs: Inputs) -> bool:
-    pooling = _pooling(item)
-    if not pooling or not pooling[0].get("auto_pad", "NOTSET").startswith("SAME"):
-        return False
-    axes = _axes(*pooling)
-    return bool(axes) and any((a.out - 1) * a.stride + a.extent < a.size for a in axes)
+def _column_major_over_planes(view: _View) -> bool:
+    wants_indices = any(o.positions_of for o in view.item.outputs) or view.item.case.upstream is not None
+    return bool(view.pooling) and wants_indices and view.pooling[1].get("storage_order", 0) == 1 and \
+        int(np.prod(view.pooling[2][:2])) > 1
 
 
-@detector("window-in-padding-only")
-def _a_window_holds_no_element(item: Item, inputs: Inputs) -> bool:
-    pooling = _pooling(item)
-    axes = _axes(*pooling) if pooling else None
-    return bool(axes) and any(
-        not any(0 <= p < a.size for p in a.positions(o)) for a in axes for o in range(a.out)
-    )
+def _unpool_with_output_shape(view: _View) -> bool:
+    return view.item.case.op == "MaxUnpool" and "output_shape" in view.written
 
 
-def _openvino_axes(item: Item):
-    if item.case.domain != OPENVINO_DOMAIN or item.case.reject:
-        return None
-    a = item.case.attributes
-    try:
-        return openvino_axes(item.inputs[0].spec.shape[2:], a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
-                             a.get("dilations"), a.get("auto_pad", "explicit"), a.get("rounding_type", "floor"))
-    except GeometryError:
-        return None
+def _auto_pad(view: _View) -> str | None:
+    return view.pooling[1].get("auto_pad", "NOTSET") if view.pooling else None
 
 
-@detector("openvino-window-without-element")
-def _an_openvino_window_holds_no_element(item: Item, inputs: Inputs) -> bool:
-    axes = _openvino_axes(item)
-    return bool(axes) and any(
-        not any(0 <= p < a.size for p in a.positions(o)) for a in axes for o in range(a.out)
-    )
+_PREFILTERS: dict[str, Callable[[_View], bool]] = {
+    "window-in-padding-only": lambda view: _empty_window(view, openvino=False),
+    "openvino-window-without-element": lambda view: _empty_window(view, openvino=True),
+    "nan-in-window": lambda view: view.floats is not None and bool(np.isnan(view.floats).any()),
+    "signed-zero-tie": lambda view: view.floats is not None and _both_zeros(view.floats),
+    "storage-order-scope": _column_major_over_planes,
+    "maxunpool-output-shape-index-space": _unpool_with_output_shape,
+    "maxunpool-output-shape-smaller": _unpool_with_output_shape,
+    "maxunpool-output-shape-batch-channels": _unpool_with_output_shape,
+    "maxunpool-duplicate-indices": lambda view: view.item.case.op == "MaxUnpool",
+    "nhwc-activation-8-bit": lambda view: "activation" in view.item.case.attributes and view.item.inputs[0].dtype.is_integer,
+    "pads-with-auto-pad": lambda view: _auto_pad(view) not in (None, "NOTSET", "") and "pads" in view.pooling[1],
+    "auto-pad-empty-string": lambda view: _auto_pad(view) == "",
+}
 
 
-@detector("openvino-same-output-size")
-def _openvino_same_with_a_stride(item: Item, inputs: Inputs) -> bool:
-    a = item.case.attributes
-    return item.case.domain == OPENVINO_DOMAIN and not item.case.reject \
-        and a.get("auto_pad", "explicit").startswith("same") and any(s > 1 for s in a.get("strides", ()))
-
-
-@detector("storage-order-scope")
-def _column_major_over_several_planes(item: Item, inputs: Inputs) -> bool:
-    pooling = _pooling(item)
-    wants_indices = any(o.positions_of for o in item.outputs) or item.case.upstream is not None
-    return bool(pooling) and wants_indices and pooling[0].get("storage_order", 0) == 1 \
-        and int(np.prod(pooling[1][:2])) > 1
-
-
-@detector("nan-in-window")
-def _nan_in_input(item: Item, inputs: Inputs) -> bool:
-    x = inputs[item.inputs[0].name]
-    return not item.inputs[0].dtype.is_integer and bool(np.isnan(x.astype(np.float64)).any())
-
-
-@detector("signed-zero-tie")
-def _both_zeros_in_input(item: Item, inputs: Inputs) -> bool:
-    x = inputs[item.inputs[0].name].astype(np.float64)
-    zeros = x[x == 0]
-    return bool(np.signbit(zeros).any() and (~np.signbit(zeros)).any())
-
-
-@detector("pads-with-auto-pad")
-def _pads_and_auto_pad(item: Item, inputs: Inputs) -> bool:
-    pooling = _pooling(item)
-    return bool(pooling) and "pads" in pooling[0] and pooling[0].get("auto_pad", "NOTSET") != "NOTSET"
-
-
-def _unpool_shapes(item: Item, inputs: Inputs):
-    """(default shape, requested shape, indices or None) of a MaxUnpool item with output_shape."""
-    if item.case.op != "MaxUnpool" or "output_shape" not in inputs:
-        return None
-    attrs = item.case.attributes
-    if item.case.upstream:
-        pooled = _axes(*_pooling(item))
-        pooled_shape = item.inputs[0].spec.shape[:2] + tuple(a.out for a in pooled)
-        indices = None
-    else:
-        pooled_shape, indices = inputs["X"].shape, inputs["I"]
-    try:
-        default = unpool_shape(pooled_shape, attrs["kernel_shape"], attrs.get("strides"), attrs.get("pads"))
-    except GeometryError:
-        return None
-    return default, tuple(int(d) for d in inputs["output_shape"]), indices
-
-
-@detector("maxunpool-output-shape-index-space")
-def _readings_place_indices_differently(item: Item, inputs: Inputs) -> bool:
-    shapes = _unpool_shapes(item, inputs)
-    if not shapes:
-        return False
-    default, requested, indices = shapes
-    differing = [axis for axis, (d, r) in enumerate(zip(default, requested)) if d != r]
-    if not differing:
-        return False
-    first = differing[0]
-    # A flat index has the same coordinates in both shapes only when every axis before the first
-    # differing one has size 1 and every axis after it is unchanged (row-major strides then agree).
-    same_coordinates = all(d == 1 for d in default[:first]) and default[first + 1:] == requested[first + 1:]
-    in_both = indices is not None and (not indices.size or int(indices.max()) < min(np.prod(default), np.prod(requested)))
-    return not (same_coordinates and in_both)
-
-
-@detector("maxunpool-output-shape-smaller")
-def _requested_shape_is_smaller(item: Item, inputs: Inputs) -> bool:
-    shapes = _unpool_shapes(item, inputs)
-    return bool(shapes) and int(np.prod(shapes[1])) < int(np.prod(shapes[0]))
-
-
-@detector("maxunpool-output-shape-batch-channels")
-def _requested_shape_changes_batch_or_channels(item: Item, inputs: Inputs) -> bool:
-    shapes = _unpool_shapes(item, inputs)
-    return bool(shapes) and shapes[0][:2] != shapes[1][:2]
-
-
-@detector("maxunpool-duplicate-indices")
-def _indices_repeat(item: Item, inputs: Inputs) -> bool:
-    if item.case.op != "MaxUnpool":
-        return False
-    if item.case.upstream:  # overlapping pooling windows can select one element twice
-        axes = _axes(*_pooling(item))
-        return bool(axes) and any(a.stride < a.extent for a in axes)
-    indices = inputs["I"].reshape(-1)
-    return np.unique(indices).size != indices.size
+def _may_differ(key: str, view: _View) -> bool:
+    """Whether the readings of ``key`` may answer the item differently; questions of the window
+    geometry compare the windows each reading gives, which costs no kernel run."""
+    prefilter = _PREFILTERS.get(key)
+    return prefilter(view) if prefilter else _geometry_differs(key, view)

@@ -232,10 +232,6 @@ class OutputSpec:
     data: Any = None  # nested list, or None when derived
     shape: tuple[int, ...] | None = None  # a documented shape without values (derived, then checked)
 
-    @property
-    def derived(self) -> bool:
-        return self.data is None
-
 
 @dataclass(frozen=True)
 class Upstream:
@@ -263,8 +259,7 @@ class Case:
     outputs: tuple[OutputSpec, ...]
     reject: str | None
     ambiguity: Ambiguity | None
-    alternatives: dict[str, dict[str, dict]]
-    expected_reading: str | None
+    expected_reading: str | None  # the reading the case's outputs follow
     erratum: dict | None
     upstream: Upstream | None = None
     derived_from: str | None = None  # file:line of the case this one runs for another operator
@@ -419,22 +414,15 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         if spec.data is not None:
             _check_nesting(spec.data, limits, lambda message: error(("outputs", spec.name, "data"), message))
 
-    ambiguity, alternatives, expected_reading = None, {}, None
+    ambiguity, expected_reading = None, None
     if "ambiguity" in raw:
         tag = raw["ambiguity"] if isinstance(raw["ambiguity"], dict) else {"id": raw["ambiguity"]}
         ambiguity = registry.get(tag["id"])
         if ambiguity is None:
             raise error(("ambiguity",), f"no ambiguity {tag['id']!r} in the registry {REGISTRY_FILE}")
-        alternatives = tag.get("alternatives", {})
         expected_reading = tag.get("expected_reading", ambiguity.reference)
         if expected_reading not in ambiguity.interpretations:
             raise error(("ambiguity", "expected_reading"), f"{ambiguity.id} has no interpretation {expected_reading!r}")
-        for reading, outs in alternatives.items():
-            if reading not in ambiguity.interpretations:
-                raise error(("ambiguity", "alternatives", reading), f"{ambiguity.id} has no interpretation {reading!r}")
-            for name in outs:
-                if name not in raw.get("outputs", {}):
-                    raise error(("ambiguity", "alternatives", reading, name), f"the case has no output {name!r}")
     if "erratum" in raw:
         for name in raw["erratum"]["printed"]:
             if name not in raw.get("outputs", {}):
@@ -445,7 +433,7 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         source=source, path=path, op=operator.name, domain=operator.domain, name=case_name,
         description=raw["description"], provenance=raw["provenance"], versions=versions,
         dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
-        outputs=outputs, reject=reject, ambiguity=ambiguity, alternatives=alternatives,
+        outputs=outputs, reject=reject, ambiguity=ambiguity,
         expected_reading=expected_reading, erratum=raw.get("erratum"), upstream=upstream,
     )
 

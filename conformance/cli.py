@@ -6,6 +6,7 @@
     conformance backends                           the registered backends and whether they load here
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
+    conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
     conformance coverage [--output FILE]           behaviour classes x path selectors (README table)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
 """
@@ -16,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import lock
 from .backends import load_backend, registered_backends
 from .cases import CaseError, bundled_case_dir
 from .expectations import draft_expectations
@@ -25,7 +27,7 @@ from .html_report import render_html
 from .registry_page import render
 from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
 from .runs import compare_runs, render_comparison
-from .summary import load, render_markdown
+from .summary import ResultsError, load, render_markdown
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,11 +61,22 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
+    _add_lock_command(commands)
     covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
     covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     fuzz_command.add_parser(commands)
 
     args = parser.parse_args(argv)
+    try:
+        return _command(args)
+    except ResultsError as e:  # a usage or input error, told apart from a regression (exit 1)
+        print(f"conformance {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "lock":
+        return lock.check() if args.check else lock.update()
     if args.command == "fuzz":
         return fuzz_command.main(args)
     if args.command == "coverage":
@@ -108,6 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if comparison.regressions else 0
 
 
+def _add_lock_command(commands) -> None:
+    locked = commands.add_parser("lock", help="check or rewrite the frozen derived expectations (cases/derived.lock)")
+    action = locked.add_mutually_exclusive_group(required=True)
+    action.add_argument("--check", action="store_true", help="exit 1, with a diff, where the reference now derives otherwise")
+    action.add_argument("--update", action="store_true",
+                        help="rewrite the lock, once the naive loops of tests/naive.py agree on every changed item")
+
+
 def _backends(names_only: bool) -> int:
     loaded = []
     for name, target in sorted(registered_backends().items()):
@@ -123,10 +144,6 @@ def _backends(names_only: bool) -> int:
     if names_only:
         print(",".join(loaded))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 def _draft(results: Path, backend: str | None, output: Path | None) -> int:
@@ -146,3 +163,7 @@ def _draft(results: Path, backend: str | None, output: Path | None) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -18,15 +18,12 @@ from typing import Any, Sequence
 import numpy as np
 import onnx
 
-from reference_backend import ReferenceBackend
-from reference_backend.geometry import openvino_axes, pool_axes
-from reference_backend.maxpool import from_storage_order
-
-from .ambiguities import OPENVINO_DOMAIN, detected
+from .ambiguities import Answer, Questions, answer, combined_readings, questions
 from .backends import Backend, Unsupported
 from .backends.isolated import BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed
 from .cases import Ambiguity
-from .expand import Item, ItemOutput, stored, stored_shape
+from .expand import Item, ItemOutput, stored_shape
+from .semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
 
 SHOWN_MISMATCHES = 8
 
@@ -41,6 +38,7 @@ class Outcome(str, Enum):
     DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
     XFAIL = "xfail"  # a known failure, listed in the backend's expectations file
     XPASS = "xpass"  # listed as a known failure but passes: the list is out of date
+    SKIPPED = "skipped"  # listed in the backend's skips file (it hangs on the item): never run
 
 
 @dataclass
@@ -72,33 +70,39 @@ class Verdict:
     details: str = ""  # the readable diff
     ambiguities: list[str] = field(default_factory=list)  # registry ids the item runs into
     mismatches: list[Mismatch] = field(default_factory=list)
+    reading: str | None = None  # divergent: the reading observed ("refused", "not <reading>", or its name)
 
 
 class SuiteError(Exception):
     """The suite itself is wrong (the reference cannot compute a derived expectation)."""
 
 
-def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity]) -> Verdict:
+def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity], lock=None) -> Verdict:
+    """``lock`` (a :class:`conformance.lock.Lock`): check each derived expectation against it first."""
     written = item.case_inputs(seed)  # channels-first, as the case writes them
     inputs = item.to_model(written)
     if item.case.reject:
         question = item.case.ambiguity if item.case.ambiguity and item.case.ambiguity.status == "open" else None
         return _judge_rejection(item, backend, inputs, question)
-    expected = expected_outputs(item, inputs)
-    ambiguities = detected(item, written)
+    expected, default = derive(item, inputs)
+    if lock is not None and default is not None:
+        lock.verify(item, expected)
+    found = questions(item, written, registry, default)
+    ambiguities = found.ids
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     try:
         actual = _run(backend, item, inputs)
     except Unsupported as e:
-        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), ambiguities)
+        return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
     except BackendLost as e:
         return Verdict(_LOST[type(e)], str(e), e.details, ambiguities)
     except BackendGarbage as e:
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
-        summary = f"{_type_name(e)}: {_first_line(str(e))}"
+        summary = f"{_type_name(e)}: {first_line(str(e))}"
         if any("rejected" in a.interpretations for a in open_ones):  # a reading the registry names
-            return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities)
+            return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities,
+                           reading="refused")
         return Verdict(Outcome.ERROR, summary, _exception_text(e), ambiguities)
     problem = malformed(actual)
     if problem is None and len(actual) != len(item.outputs):
@@ -114,8 +118,8 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
         return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
     if open_ones:
-        message = _observed_reading(item, open_ones, actual, mismatches)
-        return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches)
+        reading, message = _observed_reading(item, written, registry, found, actual, mismatches)
+        return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading)
     if mismatches:
         return Verdict(Outcome.FAIL, mismatches[0].line(), details, ambiguities, mismatches)
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
@@ -129,22 +133,22 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     try:
         outputs = _run(backend, item, inputs)
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
-        return Verdict(Outcome.UNSUPPORTED, _first_line(str(e)), str(e), tags)
+        return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
     except BackendLost as e:  # losing the process is no way to refuse
         return Verdict(_LOST[type(e)], str(e), e.details, tags)
     except BackendGarbage as e:  # nor is an answer that is not one
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), tags)
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
-        refusal = f"refused: {_type_name(e)}: {_first_line(str(e))}"
+        refusal = f"refused: {_type_name(e)}: {first_line(str(e))}"
         if question:
-            return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags)
+            return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused")
         return Verdict(Outcome.PASS, refusal)
     problem = malformed(outputs)
     if problem:
         return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, tags)
     shapes = ", ".join(str(getattr(o, "shape", type(o).__name__)) for o in outputs)
     if question:
-        return Verdict(Outcome.DIVERGENT, f"observed: ran it (outputs of shape {shapes})", "", tags)
+        return Verdict(Outcome.DIVERGENT, f"observed: ran it (outputs of shape {shapes})", "", tags, reading="ran it")
     return Verdict(
         Outcome.FAIL,
         f"accepted an invalid model: {item.case.reject}",
@@ -163,19 +167,25 @@ def _run(backend: Backend, item: Item, inputs: dict[str, np.ndarray]) -> Any:
 
 def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Literal expectations as written; derived ones computed by the reference backend."""
+    return derive(item, inputs)[0]
+
+
+def derive(item: Item, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Answer | None]:
+    """The expected outputs, and the reference backend's answer (loaded through the backend
+    interface) where a derived output needed it (else None)."""
     expected = {o.name: o.expected for o in item.outputs}
-    if any(value is None for value in expected.values()):
-        try:
-            derived = ReferenceBackend.run_model(item.model, [inputs[i.name] for i in item.inputs])
-        except Exception as e:
-            raise SuiteError(f"the reference backend cannot derive {item.id}: {e}") from e
-        for output, value in zip(item.outputs, derived):
-            if output.shape is not None and value.shape != output.shape:
-                raise SuiteError(f"{item.id}: the reference backend gives {output.name} the shape {list(value.shape)}, "
-                                 f"the case documents {list(output.shape)}")
-            if expected[output.name] is None:
-                expected[output.name] = value
-    return expected
+    if all(value is not None for value in expected.values()):
+        return expected, None
+    derived = answer(item, inputs)
+    if derived.outputs is None:
+        raise SuiteError(f"the reference backend cannot derive {item.id}: {derived.refusal}")
+    for output, value in zip(item.outputs, derived.outputs):
+        if output.shape is not None and value.shape != output.shape:
+            raise SuiteError(f"{item.id}: the reference backend gives {output.name} the shape {list(value.shape)}, "
+                             f"the case documents {list(output.shape)}")
+        if expected[output.name] is None:
+            expected[output.name] = value
+    return expected, derived
 
 
 def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.ndarray],
@@ -240,8 +250,7 @@ def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarr
     the indices as ai.onnx gives them, whatever the operator's layout (``nhwc-indices``)."""
     x = written[item.inputs[0].name]
     attrs = item.case.attributes
-    axes = pool_axes(x.shape[2:], attrs["kernel_shape"], attrs.get("strides"), attrs.get("pads"),
-                     attrs.get("dilations"), attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0))
+    axes = node_axes(item.case.domain, attrs, x.shape[2:])
     order = attrs.get("storage_order", 0)
     wanted_at = from_storage_order(want, x.shape, order)
     values = x.reshape(-1)[np.where(want >= 0, wanted_at, 0)] if x.size else np.zeros(want.shape, x.dtype)
@@ -283,9 +292,8 @@ def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, 
     holds the expected maximum."""
     x = written[item.inputs[0].name]
     a = item.case.attributes
-    axes = openvino_axes(x.shape[2:], a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
-                         a.get("dilations"), a.get("auto_pad", "explicit"), a.get("rounding_type", "floor"))
-    bound = max(int(np.prod(x.shape[a.get("axis", 0):], dtype=np.int64)), 1)
+    axes = node_axes(item.case.domain, a, x.shape[2:])
+    bound = max(openvino_bound(x.shape, a.get("axis", 0)), 1)
     flat_x = x.reshape(-1)
     position = np.indices(got.shape)
     plane = (position[0] * x.shape[1] + position[1]) * int(np.prod(x.shape[2:], dtype=np.int64))
@@ -308,38 +316,40 @@ def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, 
     return [_mismatch(output.name, summary, shown, ~ok)]
 
 
-def _observed_reading(item: Item, open_ones: list[Ambiguity], actual: Sequence[Any],
-                      mismatches: list[Mismatch]) -> str:
-    """Which reading the outputs show: the expected one, a listed alternative, or another."""
+def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
+                      actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str]:
+    """(reading, message): which reading the outputs show, the expected one, another one's
+    answer (computed by the reference under that reading), several at once, or none of them."""
     case = item.case
+    open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
     expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
                 for a in open_ones]
     if not mismatches:
-        return f"observed: {', '.join(expected)} (the case's outputs)"
-    for name, outputs in case.alternatives.items():
-        if _matches_alternative(item, outputs, actual):
-            return f"observed: {name}"
-    return f"observed: not {', '.join(expected)} ({mismatches[0].summary})"
+        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)"
+    for question in open_ones:
+        for reading, other in found.alternatives.get(question.id, {}).items():
+            if other.outputs is not None and _matches(item, written, other.outputs, actual):
+                return reading, f"observed: {reading}"
+    for readings in combined_readings(item, found, registry):
+        other = answer(item, item.to_model(written), readings)
+        if other.outputs is not None and _matches(item, written, other.outputs, actual):
+            reading = " + ".join(readings.differing().values())
+            return reading, f"observed: {reading}"
+    return f"not {', '.join(expected)}", f"observed: not {', '.join(expected)} ({mismatches[0].summary})"
 
 
-def _matches_alternative(item: Item, outputs: dict[str, dict], actual: Sequence[Any]) -> bool:
-    actual = list(actual)
-    if len(actual) != len(item.outputs):
+def _matches(item: Item, written: dict[str, np.ndarray], outputs: Sequence[np.ndarray], actual: Sequence[Any]) -> bool:
+    """Whether ``actual`` is what another reading answers: bit for bit, or, for Indices, any
+    index of an equal maximum of the same window."""
+    if len(actual) != len(outputs):
         return False
-    for output, got in zip(item.outputs, actual):
-        alternative = outputs.get(output.name)
-        if alternative is None or not isinstance(got, np.ndarray):
-            continue
-        if "shape" in alternative:
-            if list(got.shape) != list(alternative["shape"] if output.positions_of else
-                                       stored_shape(tuple(alternative["shape"]), item.layout)):
-                return False
-            continue
-        want = output.dtype.cast(alternative["data"])
-        want = want if output.positions_of else stored(want, item.layout)
-        if got.dtype != want.dtype or got.shape != want.shape or not same_bits(want, got).all():
-            return False
-    return True
+    if all(isinstance(got, np.ndarray) and got.dtype == want.dtype and got.shape == want.shape
+           and same_bits(want, got).all() for want, got in zip(outputs, actual)):
+        return True
+    try:
+        return not compare(item, written, dict(zip((o.name for o in item.outputs), outputs)), actual)
+    except (ValueError, IndexError):  # the windows of another reading: only an exact match counts
+        return False
 
 
 def _show(value: Any) -> str:
@@ -351,9 +361,9 @@ def _show(value: Any) -> str:
     return f"{as_float!r} (0x{bits:0{2 * value.dtype.itemsize}x})"
 
 
-def _first_line(text: str) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line[:300]
+def first_line(text: str, default: str = "") -> str:
+    """The first non-blank line of ``text``, whole (displays shorten it)."""
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), default)
 
 
 def _type_name(e: BaseException) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from reference_backend.geometry import GeometryError, openvino_axes, pool_axes
+from .semantics import GeometryError, openvino_axes, pool_axes
 
 from .cases import case_files, load_case_file, load_registry
 from .expand import Item, expand

@@ -72,9 +72,3 @@ DTYPES = {
     )
 }
 
-
-def dtype_of(array: np.ndarray) -> DType | None:
-    for dtype in DTYPES.values():
-        if array.dtype == dtype.numpy:
-            return dtype
-    return None

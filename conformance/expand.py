@@ -17,13 +17,14 @@ import math
 import zlib
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import helper
 
-from .cases import Case, InputSpec, OutputSpec
+from .cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
 from .dtypes import DTYPES, DType
 from .operators import OpVersion, operators
 
@@ -110,6 +111,13 @@ class Item:
                 rng = np.random.default_rng([seed, zlib.crc32(key.encode())])
                 arrays[port.name] = generate(spec.random, port.dtype, rng)
         return arrays
+
+
+def load_items(case_dir: Path, registry: dict[str, Ambiguity] | None = None) -> list[Item]:
+    """Every item of the case files in ``case_dir``, in file and case order (``registry``: by
+    default the bundled registry extended by the directory's own)."""
+    registry = load_registry(case_dir) if registry is None else registry
+    return [item for file in case_files(case_dir) for case in load_case_file(file, registry) for item in expand(case)]
 
 
 def stored(array: np.ndarray, layout: str) -> np.ndarray:

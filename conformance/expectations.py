@@ -13,12 +13,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 
 from .cases import read_yaml
-from .compare import Outcome, Verdict
+from .compare import Outcome, Verdict, first_line
+from .summary import shorten
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,23 @@ class Expectation:
 
 
 class Expectations:
-    def __init__(self, entries: list[Expectation]):
-        self.entries = entries
+    """The entries of one file (``file``) that apply to the backend under test."""
+
+    def __init__(self, entries: list[Expectation], file: Path | None = None):
+        self.entries, self.file = entries, file
 
     def find(self, item_id: str) -> Expectation | None:
         return next((e for e in self.entries if fnmatch.fnmatchcase(item_id, e.match)), None)
+
+    def stale(self, item_ids: Iterable[str]) -> list[Expectation]:
+        """The entries that match none of ``item_ids``: left behind by a renamed or removed case."""
+        waiting = {e: re.compile(fnmatch.translate(e.match)).match for e in self.entries}
+        for item_id in item_ids:
+            for entry in [e for e, match in waiting.items() if match(item_id)]:
+                del waiting[entry]
+            if not waiting:
+                break
+        return list(waiting)
 
     def apply(self, item_id: str, verdict: Verdict) -> tuple[Verdict, Expectation | None]:
         known = self.find(item_id)
@@ -54,20 +67,49 @@ class Expectations:
         return dataclasses.replace(verdict, message=message), known
 
 
+SKIPS_SUFFIX = ".skips.yaml"
+
+
+def file_names(backend: str, fallback: str | None = None) -> list[str]:
+    """The names a backend's files go by: its name, then the name it was given without options
+    (``ort[threads=1]`` shares the list of ``ort``); an import path ``package.module:Class`` goes
+    by its class's name (``Class.yaml``), since a file name cannot hold the path."""
+    names: list[str] = []
+    for name in (backend, fallback):
+        name = (name or "").rpartition(":")[2]
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def expectations_file(path: Path, names: list[str], suffix: str = ".yaml") -> Path | None:
+    """``path`` itself (or the skips file beside it), or ``path/<name><suffix>`` for a directory."""
+    if not path.is_dir():
+        file = path if suffix == ".yaml" else path.with_name(path.name.removesuffix(".yaml") + suffix)
+        return file if file.exists() else None
+    return next((path / f"{name}{suffix}" for name in names if (path / f"{name}{suffix}").exists()), None)
+
+
 def load_expectations(path: Path, backend: str, fallback: str | None = None,
                       details: dict[str, str] | None = None) -> Expectations | None:
-    """The expectations of ``backend``: ``path`` itself, or ``path/<backend>.yaml`` for a directory
-    (``path/<fallback>.yaml`` when that does not exist: a backend with options, ``ort[threads=1]``,
-    shares the list of ``ort``). An entry with ``when`` applies only where the backend's
-    ``details()`` have one of the values given (an optimization level, an execution provider)."""
-    file = path
-    if path.is_dir():
-        file = next((path / f"{name}.yaml" for name in (backend, fallback) if name and (path / f"{name}.yaml").exists()),
-                    path / f"{backend}.yaml")
-    if not file.exists():
-        return None
-    source = read_yaml(file, "expectations.schema.json")
-    if source.data["backend"] not in (backend, fallback):
+    """The expectations of ``backend``: ``path`` itself, or ``path/<name>.yaml`` for a directory
+    (:func:`file_names`). An entry with ``when`` applies only where the backend's ``details()``
+    have one of the values given (an optimization level, an execution provider)."""
+    file = expectations_file(path, file_names(backend, fallback))
+    return None if file is None else _load(file, "expectations.schema.json", backend, fallback, details)
+
+
+def load_skips(path: Path, backend: str, fallback: str | None = None,
+               details: dict[str, str] | None = None) -> Expectations | None:
+    """The items never to run on ``backend`` (they hang it or take the machine down):
+    ``<name>.skips.yaml`` beside its expectations."""
+    file = expectations_file(path, file_names(backend, fallback), SKIPS_SUFFIX)
+    return None if file is None else _load(file, "skips.schema.json", backend, fallback, details)
+
+
+def _load(file: Path, schema: str, backend: str, fallback: str | None, details: dict[str, str] | None) -> Expectations:
+    source = read_yaml(file, schema)
+    if source.data["backend"] not in {backend, fallback, *file_names(backend, fallback)}:
         raise source.error(("backend",), f"lists {source.data['backend']!r}, not the backend under test {backend!r}")
     entries = []
     for index, entry in enumerate(source.data["entries"]):
@@ -75,10 +117,9 @@ def load_expectations(path: Path, backend: str, fallback: str | None = None,
         if any((details or {}).get(key) not in values for key, values in when.items()):
             continue
         where = f"{file}:{source.line(('entries', index))}"
-        outcome = Outcome(entry["outcome"])
+        outcome = Outcome(entry.get("outcome", Outcome.SKIPPED.value))
         entries.append(Expectation(entry["match"], outcome, entry["reason"], entry.get("link"), where))
-    return Expectations(entries)
-
+    return Expectations(entries, file)
 
 
 KNOWN_OUTCOMES = (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT)
@@ -94,7 +135,7 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in items:
         if record["outcome"] in {o.value for o in KNOWN_OUTCOMES}:
-            groups[record["outcome"], re.sub(r"\d+", "#", _first_line(record["message"]))[:80]].append(record)
+            groups[record["outcome"], re.sub(r"\d+", "#", first_line(record["message"], "no message"))[:80]].append(record)
     entries, listed = [], set()
     for (outcome, _), wrong in groups.items():
         uncovered = dict.fromkeys(r["id"] for r in wrong)
@@ -113,7 +154,8 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
                     best, covered = glob, hits
             for item_id in covered:
                 del uncovered[item_id]
-            entries.append({"match": best, "outcome": outcome, "reason": _first_line(first["message"])})
+            reason = shorten(first_line(first["message"], "no message"), 300)
+            entries.append({"match": best, "outcome": outcome, "reason": reason})
     version = next(b["version"] for b in document["environment"]["backends"] if b["name"] == backend)
     draft = {"backend": backend, "tested_with": version, "entries": entries}
     header = (f"# Drafted by `conformance expectations` from the run of {document['started']}:\n"
@@ -135,7 +177,3 @@ def _candidate_globs(record: dict[str, Any]) -> list[str]:
 def _glob_escape(text: str) -> str:
     return "".join(f"[{c}]" if c in "[]*?" else c for c in text)
 
-
-def _first_line(message: str) -> str:
-    line = next((line.strip() for line in message.splitlines() if line.strip()), "no message")
-    return line if len(line) <= 300 else line[:297] + "..."

@@ -24,12 +24,11 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from reference_backend.geometry import pool_axes
-
 from .ambiguities import detected
 from .cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
 from .compare import expected_outputs
 from .expand import Item, expand
+from .semantics import node_axes
 
 
 # A test's directory name: well under the 255 bytes a file name may have, whatever the case's labels.
@@ -71,7 +70,7 @@ def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambigu
     """(kind, note) from the inputs as the case writes them."""
     if item.case.reject:
         return "must_reject", f"invalid: {item.case.reject}"
-    open_ones = [key for key in detected(item, written) if registry[key].status == "open"]
+    open_ones = [key for key in detected(item, written, registry) if registry[key].status == "open"]
     if open_ones:
         return "open_questions", "open: " + ", ".join(open_ones) + " (outputs: the reference backend's reading)"
     if any(o.positions_of for o in item.outputs) and _has_ties(item, written[item.inputs[0].name]):
@@ -81,9 +80,7 @@ def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambigu
 
 def _has_ties(item: Item, x: np.ndarray) -> bool:
     """Whether some window of the MaxPool holds its maximum more than once."""
-    a = item.case.attributes
-    axes = pool_axes(x.shape[2:], a["kernel_shape"], a.get("strides"), a.get("pads"), a.get("dilations"),
-                     a.get("auto_pad", "NOTSET"), a.get("ceil_mode", 0))
+    axes = node_axes(item.case.domain, item.case.attributes, x.shape[2:])
     padded = x.astype(np.float64)
     widths = [(0, 0), (0, 0)] + [(ax.pad_begin, ax.pad_end + ax.end_overhang) for ax in axes]
     padded = np.pad(padded, widths, constant_values=np.nan)  # padding never equals a maximum

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html import escape
 from typing import Any
 
 from .fuzz.render import fuzz_html
-from .summary import (OUTCOMES, backends, case_class, disagreements, divergences, errata, failures, matrix,
-                      opset_regressions, totals)
+from .summary import (FAILING, OUTCOMES, Cluster, backends, case_class, disagreements, divergences, errata,
+                      failure_clusters, matrix, opset_regressions, shorten, totals)
 
-SHOWN_PER_GROUP = 12
-SHOWN_FAILURES = 400
+SHOWN_FAILURES = 400  # item ids listed in the disagreements
+SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
+SHOWN_IDS = 20  # other items named per cause
+# Where a matrix count of each outcome leads
+OUTCOME_SECTION = {"divergent": "questions", "xfail": "known", "xpass": "known", "unsupported": "unsupported"}
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2430; margin: 0; background: #fbfbfc; }
@@ -32,6 +36,8 @@ summary { cursor: pointer; font-weight: 600; } .item { border-top: 1px solid #ee
 .crash, .timeout { font-weight: 600; } .none { color: #a0a6b1; }
 .heat { display: inline-grid; gap: 1px; margin: 4px 0; padding: 2px; background: #e4e7ec; }
 .heat span { width: 9px; height: 9px; background: #cfe8d0; } .heat span.x { background: #d0392b; }
+nav { margin: 8px 0 0; } nav a { margin-right: 12px; } a.badge { text-decoration: none; color: inherit; }
+a.badge:hover { outline: 1px solid #1d2430; } .cause { font-weight: 400; }
 .muted { color: #6a7282; } .warn { background: #fff4d6; border: 1px solid #f0d48a; padding: 6px 10px; border-radius: 4px; }
 """
 
@@ -41,11 +47,12 @@ def render_html(document: dict[str, Any]) -> str:
     names = backends(document)
     sections = [
         _header(document),
+        _contents(items, names, document),
         _totals(items, names),
         _regressions(items),
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
-        _failures(items),
+        _failures(items, names),
         fuzz_html(document),
         _divergences(items),
         _known_failures(items),
@@ -59,12 +66,36 @@ def render_html(document: dict[str, Any]) -> str:
             f"<body><main>{''.join(sections)}</main></body></html>\n")
 
 
-def _badge(outcome: str, count: int | str) -> str:
+def _badge(outcome: str, count: int | str, href: str | None = None) -> str:
+    if href:
+        return f"<a class='badge {outcome}' href='#{escape(href)}'>{escape(str(count))} {outcome}</a>"
     return f"<span class='badge {outcome}'>{escape(str(count))} {outcome}</span>"
 
 
-def _counts(counter: Counter) -> str:
-    return "".join(_badge(o, counter[o]) for o in OUTCOMES if counter.get(o)) or "<span class='none'>-</span>"
+def _counts(counter: Counter, links: dict[str, str] | None = None) -> str:
+    return ("".join(_badge(o, counter[o], (links or {}).get(o)) for o in OUTCOMES if counter.get(o))
+            or "<span class='none'>-</span>")
+
+
+def _anchor(*parts: object) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", str(p)) for p in parts)
+
+
+def _contents(items: list[dict], names: list[str], document: dict[str, Any]) -> str:
+    sections = [("outcomes", "Outcomes"), ("regressions", "Opset regressions"), ("matrix", "By operator version")]
+    if len(names) > 1:
+        sections.append(("disagreements", "Disagreements"))
+    sections += [("failures", "Failures")] + [(_anchor("failures", n), f"· {n}") for n in names]
+    sections.append(("questions", "Open questions"))
+    if any(r["outcome"] in ("xfail", "xpass") and r.get("expectation") for r in items):
+        sections.append(("known", "Known failures"))
+    sections.append(("errata", "Errata"))
+    if document["collection_errors"]:
+        sections.append(("collection-errors", "Case files that did not load"))
+    if any(r["outcome"] == "unsupported" for r in items):
+        sections.append(("unsupported", "Unsupported"))
+    links = "".join(f"<a href='#{escape(anchor)}'>{escape(title)}</a>" for anchor, title in sections)
+    return f"<nav aria-label='contents'>{links}</nav>"
 
 
 def _header(document: dict[str, Any]) -> str:
@@ -116,10 +147,15 @@ def _regressions(items: list[dict]) -> str:
 def _matrix(items: list[dict], names: list[str]) -> str:
     table = matrix(items)
     header = "".join(f"<th>{escape(n)}</th>" for n in names)
+    def links(op: str, version: int, backend: str) -> dict[str, str]:
+        failing = _anchor("failures", backend, f"{op}-{version}")
+        return {**OUTCOME_SECTION, **{o: failing for o in FAILING}}
+
     rows = "".join(f"<tr><th>{escape(op)}-{version}</th>"
-                   + "".join(f"<td>{_counts(per_backend.get(n, Counter()))}</td>" for n in names) + "</tr>"
-                   for (op, version), per_backend in table.items())
-    return f"<h2 id='matrix'>By operator version</h2><table><tr><th>op-version</th>{header}</tr>{rows}</table>"
+                   + "".join(f"<td>{_counts(per_backend.get(n, Counter()), links(op, version, n))}</td>" for n in names)
+                   + "</tr>" for (op, version), per_backend in table.items())
+    return (f"<h2 id='matrix'>By operator version</h2><p class='muted'>A count leads to its items: failures to "
+            f"their causes at that version.</p><table><tr><th>op-version</th>{header}</tr>{rows}</table>")
 
 
 def _disagreements(items: list[dict]) -> str:
@@ -164,24 +200,59 @@ def _failure(record: dict) -> str:
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 
 
-def _failures(items: list[dict]) -> str:
-    grouped = failures(items)
-    total = sum(len(v) for v in grouped.values())
-    parts = [f"<h2 id='failures'>Failures ({total})</h2>"]
-    budget = SHOWN_FAILURES
-    for (backend, op_version, klass), records in grouped.items():
-        kinds = Counter(r["outcome"] for r in records)
-        shown = records[:min(SHOWN_PER_GROUP, max(budget, 0))]
-        budget -= len(shown)
-        rest = len(records) - len(shown)
-        body = "".join(_failure(r) for r in shown)
-        if rest:
-            body += f"<p class='muted'>... and {rest} more of this class (see results.json).</p>"
-        parts.append(f"<details><summary>{escape(backend)} · {escape(op_version)} · {escape(klass)} "
-                     f"{_counts(kinds)}</summary>{body}</details>")
-    if not grouped:
-        parts.append("<p>None.</p>")
+def _failures(items: list[dict], names: list[str]) -> str:
+    clusters = failure_clusters(items)
+    total = sum(len(c.records) for found in clusters.values() for c in found)
+    parts = [f"<h2 id='failures'>Failures ({total})</h2><p class='muted'>Each backend's failing items clustered "
+             "by cause: the outcome and the message with what varies from item to item made generic. Each cause "
+             "shows its smallest item, the attribute values all its items share, and the others by id.</p>"]
+    for backend in names:
+        found = clusters.get(backend, [])
+        count = sum(len(c.records) for c in found)
+        parts.append(f"<h3 id='{_anchor('failures', backend)}'>{escape(backend)}: {count} failing item"
+                     f"{'s' if count != 1 else ''}, {len(found)} cause{'s' if len(found) != 1 else ''}</h3>")
+        if not found:
+            parts.append("<p>None.</p>")
+            continue
+        parts.append(_causes_by_version(backend, found))
+        parts += [_cluster(backend, index, cluster) for index, cluster in enumerate(found[:SHOWN_CLUSTERS])]
+        if len(found) > SHOWN_CLUSTERS:
+            rest = sum(len(c.records) for c in found[SHOWN_CLUSTERS:])
+            parts.append(f"<p class='muted'>... and {len(found) - SHOWN_CLUSTERS} more causes of {rest} items "
+                         "(see results.json).</p>")
     return "".join(parts)
+
+
+def _causes_by_version(backend: str, found: list[Cluster]) -> str:
+    """Per op-version, the causes with items there: where the matrix's failing counts lead."""
+    at: dict[tuple[str, int], Counter] = {}
+    for index, cluster in enumerate(found):
+        for r in cluster.records:
+            at.setdefault((r["op"], r["version"]), Counter())[index] += 1
+    rows = "".join(
+        f"<tr id='{_anchor('failures', backend, f'{op}-{version}')}'><th>{escape(op)}-{version}</th><td>"
+        + " ".join(f"<a href='#{_anchor('cause', backend, i)}'>cause {i + 1}</a> ({n})" for i, n in sorted(causes.items()))
+        + "</td></tr>" for (op, version), causes in sorted(at.items()))
+    return (f"<details><summary class='cause'>causes by operator version</summary><table><tr><th>op-version</th>"
+            f"<th>causes (items)</th></tr>{rows}</table></details>")
+
+
+def _cluster(backend: str, index: int, cluster: Cluster) -> str:
+    records = cluster.records
+    smallest = cluster.smallest
+    kinds = Counter(r["outcome"] for r in records)
+    spans = f"{', '.join(cluster.op_versions)} · {', '.join(cluster.dtypes)}"
+    common = ", ".join(f"{k}={v}" for k, v in cluster.common_attributes.items())
+    others = [r["id"] for r in records if r is not smallest]
+    listed = "".join(f"<li><code>{escape(i)}</code></li>" for i in others[:SHOWN_IDS])
+    more = f"<p class='muted'>... and {len(others) - SHOWN_IDS} more (see results.json).</p>" if len(others) > SHOWN_IDS else ""
+    return (f"<details open id='{_anchor('cause', backend, index)}'><summary>cause {index + 1}: {_counts(kinds)} "
+            f"<span class='cause'><code>{escape(shorten(cluster.signature, 200))}</code></span></summary>"
+            f"<div class='muted'>{escape(spans)}" + (f" · every item has {escape(common)}" if common else "") + "</div>"
+            + _failure(smallest)
+            + (f"<details><summary class='cause'>the other {len(others)} item{'s' if len(others) != 1 else ''}"
+               f"</summary><ul>{listed}</ul>{more}</details>" if others else "")
+            + "</details>")
 
 
 def _divergences(items: list[dict]) -> str:
@@ -248,11 +319,11 @@ def _collection_errors(document: dict[str, Any]) -> str:
     if not errors:
         return ""
     rows = "".join(f"<li><code>{escape(e['message'])}</code></li>" for e in errors)
-    return f"<h2>Case files that did not load ({len(errors)})</h2><ul>{rows}</ul>"
+    return f"<h2 id='collection-errors'>Case files that did not load ({len(errors)})</h2><ul>{rows}</ul>"
 
 
 def _unsupported(items: list[dict]) -> str:
-    grouped = Counter((r["backend"], r["message"][:140]) for r in items if r["outcome"] == "unsupported")
+    grouped = Counter((r["backend"], shorten(r["message"], 140)) for r in items if r["outcome"] == "unsupported")
     if not grouped:
         return ""
     rows = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(m)}</code></td></tr>"

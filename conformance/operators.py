@@ -9,9 +9,6 @@ from pathlib import Path
 
 import yaml
 
-ATTRIBUTE_KINDS = ("int", "ints", "float", "floats", "string", "strings")
-
-
 @dataclass(frozen=True)
 class Port:
     name: str
@@ -20,9 +17,6 @@ class Port:
     positions_of: str | None = None
     # The attribute that picks the element type (OpenVINO's index_element_type): {name, default, types}
     type_attribute: dict | None = None
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.type, self.optional, self.positions_of))
 
 
 @dataclass(frozen=True)

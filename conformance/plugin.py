@@ -9,21 +9,25 @@ every item runs on each, and its id ends in ``@backend``.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import InProcessBackend, IsolatedBackend
-from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_case_file, load_registry
+from .case_cache import ExpansionCache, expand_file
+from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .compare import Outcome, SuiteError, Verdict, evaluate
-from .expand import Item, expand
-from .expectations import Expectations, load_expectations
+from .expand import Item
+from .expectations import Expectations, file_names, load_expectations, load_skips
 from .limits import NAMES as LIMIT_NAMES
 from .limits import parse_limits
+from .lock import Lock, lock_path
 from .report import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -38,6 +42,7 @@ STATUS = {
     Outcome.DIVERGENT: ("divergent", "d", "DIVERGENT"),
     Outcome.XFAIL: ("xfail", "x", "XFAIL"),
     Outcome.UNSUPPORTED: ("unsupported", "u", "UNSUPPORTED"),
+    Outcome.SKIPPED: ("skipped", "s", "SKIPPED"),
     Outcome.FAIL: ("failed", "F", "FAILED"),
     Outcome.ERROR: ("error", "E", "ERROR"),
     Outcome.CRASH: ("crash", "C", "CRASH"),
@@ -63,9 +68,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--isolation", choices=("process", "none"), default="process",
                     help="run the backend in a child process, so that a crash or hang costs one item "
                          "(default), or in the test process")
-    group.addoption("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    # Generic names (--timeout: pytest-timeout's) would collide with other plugins: ours are prefixed.
+    group.addoption("--conformance-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                     help=f"seconds an isolated backend may take per item (default {DEFAULT_TIMEOUT_S})")
-    group.addoption("--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
+    group.addoption("--conformance-memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
                     help=f"address-space limit of the isolated backend's process, 0 for none "
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
     group.addoption("--conformance-fuzz", type=int, default=None, metavar="BUDGET",
@@ -83,6 +89,7 @@ class BackendUnderTest:
     backend: Backend  # loaded here, for its name, version and details
     runner: Backend  # what runs the items: the backend itself or its isolated process
     expectations: Expectations | None
+    skips: Expectations | None  # items never run: they hang the backend
 
 
 class SuiteSession:
@@ -91,6 +98,12 @@ class SuiteSession:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.seed = config.getoption("seed")
+        expectations = config.getoption("expectations")
+        if expectations is not None and not expectations.exists():
+            raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
+        self.item_ids: set[str] = set()  # every item the case files produce, selected or not
+        self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
+        self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
         if not self.case_dir.is_dir():
             raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
@@ -103,6 +116,9 @@ class SuiteSession:
             raise pytest.UsageError("--backend names a backend twice")
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
         self.finished = self.interrupted = False
+        # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
+        cache = getattr(config, "cache", None)
+        self.expansions = ExpansionCache(cache.mkdir("conformance-items"), self.case_dir, self.limits) if cache else None
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         # Claimed and written before the first item: a bad path is a usage error, and a run
@@ -121,6 +137,10 @@ class SuiteSession:
             if self.directory is not None:
                 self.directory.release()
             raise pytest.UsageError(f"--report {report_dir}: {e}") from None
+        # The bundled cases at the default seed: each derived expectation must be as locked.
+        bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
+        self.lock = Lock(lock_path()) if bundled else None
+        self.pending: dict[str, dict] = {}  # node id -> record, from setup until the call's report
 
     def _target(self, spec: str) -> BackendUnderTest:
         config = self.config
@@ -131,15 +151,51 @@ class SuiteSession:
         runner = InProcessBackend(backend)
         if config.getoption("isolation") == "process":
             runner = IsolatedBackend(spec, backend.name, backend.version,
-                                     config.getoption("timeout"), config.getoption("memory_limit") or None)
-        expectations = None
+                                     config.getoption("conformance_timeout"),
+                                     config.getoption("conformance_memory_limit") or None)
+        expectations = skips = None
         if config.getoption("expectations") is not None:
             try:
-                expectations = load_expectations(config.getoption("expectations"), backend.name,
-                                                 fallback=spec.partition("[")[0], details=backend.details())
+                expectations, skips = (load(config.getoption("expectations"), backend.name,
+                                            fallback=spec.partition("[")[0], details=backend.details())
+                                       for load in (load_expectations, load_skips))
             except CaseError as e:
                 raise pytest.UsageError(f"--expectations: {e}") from None
-        return BackendUnderTest(spec, backend, runner, expectations)
+        return BackendUnderTest(spec, backend, runner, expectations, skips)
+
+    def expectation_lines(self) -> list[str]:
+        """Which files of --expectations each backend reads, and how many entries apply."""
+        path = self.config.getoption("expectations")
+        lines = []
+        for target in self.targets:
+            names = file_names(target.backend.name, target.spec.partition("[")[0])
+            found = [f"{e.file} ({len(e.entries)} {'entry' if len(e.entries) == 1 else 'entries'})"
+                     for e in (target.expectations, target.skips) if e]
+            looked = (f"{path}/{names[0]}.yaml" if path.is_dir() else str(path))
+            lines.append(f"conformance expectations of {target.spec}: " + (", ".join(found) or f"none ({looked} not found)"))
+        return lines
+
+    def mark(self, name: str, meaning: str) -> pytest.Mark:
+        """The Mark of this name, registered (for --strict-markers and `pytest --markers`) when first met."""
+        if name not in self.marks:
+            self.config.addinivalue_line("markers", f"{name}: conformance items: {meaning}")
+            self.marks[name] = getattr(pytest.mark, name).mark
+        return self.marks[name]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.directory is not None:  # with the collection errors
+            self.results.checkpoint()
+        if self.config.getoption("lf", False) or not self.item_ids:
+            return  # --lf collects only the files that failed: every entry would look stale
+        for target in self.targets:
+            for listing in (target.expectations, target.skips):
+                for entry in listing.stale(self.item_ids) if listing else ():
+                    self.stale[entry.where] = entry.match
+        if hasattr(self.config, "workeroutput"):
+            self.config.workeroutput["conformance_stale"] = self.stale
+
+    def pytest_testnodedown(self, node, error) -> None:
+        self.stale.update(getattr(node, "workeroutput", {}).get("conformance_stale", {}))
 
     def repro(self, item_id: str, spec: str) -> str:
         suite = ["--pyargs", "conformance"] if self.config.option.pyargs else ["conformance"]
@@ -179,10 +235,6 @@ class SuiteSession:
             self.results.checkpoint(interrupted=self.interrupted)
             self.directory.release()
 
-    def pytest_collection_finish(self) -> None:
-        if self.directory is not None:  # with the collection errors
-            self.results.checkpoint()
-
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self) -> None:
         if self.directory is not None and not self.results.records:
@@ -190,7 +242,8 @@ class SuiteSession:
 
 
     def pytest_report_header(self) -> list[str]:
-        return header_lines(self.env)
+        extra = self.expectation_lines() if self.config.getoption("expectations") is not None else []
+        return header_lines(self.env) + extra
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):
         if file_path == PACKAGE_DIR / "__init__.py" and self.config.getoption("conformance_fuzz") is not None:
@@ -201,7 +254,7 @@ class SuiteSession:
         return None
 
     def pytest_report_teststatus(self, report: pytest.TestReport):
-        record = dict(getattr(report, "user_properties", ())).get(RECORD)
+        record = _record(report)
         if report.when == "call" and record and "outcome" in record:
             return STATUS[Outcome(record["outcome"])]
         return None
@@ -211,23 +264,29 @@ class SuiteSession:
             self.results.add_collection_error(report.nodeid, str(report.longrepr))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = dict(report.user_properties).get(RECORD)
+        record = _record(report)
         if record is None:
-            if report.failed and "worker" in str(report.longrepr) and "crashed" in str(report.longrepr):
+            known = self.pending.pop(report.nodeid, None)  # its record, from the setup report
+            if known is not None and report.failed and "worker" in str(report.longrepr) \
+                    and "crashed" in str(report.longrepr):
                 # pytest-xdist lost the worker process running this item (--isolation=none)
-                item_id, _, backend = report.nodeid.rpartition("::")[2].partition("@")
-                op, _, version = item_id.split("/")[0].rpartition("-")
-                self.results.add({"id": item_id, "op": op, "version": int(version), "outcome": Outcome.CRASH.value,
-                                  "backend": backend or self.targets[0].backend.name,
-                                  "message": str(report.longrepr).strip().splitlines()[-1]})
+                self.results.add(dict(known, outcome=Outcome.CRASH.value,
+                                      message=str(report.longrepr).strip().splitlines()[-1]))
             return
+        if report.when == "setup":
+            self.pending[report.nodeid] = record
         if report.when == "call":
+            self.pending.pop(report.nodeid, None)
             self.results.add(dict(record, duration_s=round(report.duration, 6)))
         elif report.when == "setup" and report.failed:
             message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
             self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.stale:
+            terminalreporter.section("conformance: stale expectations (they match no item)")
+            for where, match in sorted(self.stale.items()):
+                terminalreporter.write_line(f"{where}: {match}")
         records = self.results.records
         if not records:
             return
@@ -279,14 +338,15 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
 
     def collect(self):
         state = self.config.stash[STATE]
+        load = state.expansions.registry if state.expansions else load_registry
         try:
-            self.registry = load_registry(state.case_dir, state.limits)
+            self.registry = load(state.case_dir, state.limits)
         except CaseError as e:
             if e.file == bundled_case_dir() / REGISTRY_FILE:
                 raise
             # The directory's own registry is broken: one line for it, and the case files run
             # against the bundled registry (a case naming one of its entries gets its own line).
-            self.registry = load_registry(bundled_case_dir(), state.limits)
+            self.registry = load(bundled_case_dir(), state.limits)
             yield BrokenRegistry.from_parent(self, path=e.file, error=e)
         self.seen: dict[str, Path] = {}
         for file in case_files(state.case_dir):
@@ -310,15 +370,20 @@ class BrokenRegistry(CaseErrorsInOneLine, pytest.File):
 class CaseFile(CaseErrorsInOneLine, pytest.File):
     def collect(self):
         suite: Suite = self.parent
-        targets = self.config.stash[STATE].targets
-        for case in load_case_file(self.path, suite.registry, self.config.stash[STATE].limits):
-            for item in expand(case):
-                if item.id in suite.seen:
-                    raise case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
-                suite.seen[item.id] = self.path
-                for target in targets:
-                    name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
-                    yield ConformanceItem.from_parent(self, name=name, item=item, target=target)
+        state = self.config.stash[STATE]
+        targets = state.targets
+        expanded = state.expansions.items if state.expansions else expand_file
+        for item in expanded(self.path, suite.registry, state.limits):
+            if item.id in suite.seen:
+                raise item.case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
+            suite.seen[item.id] = self.path
+            state.item_ids.add(item.id)
+            for target in targets:
+                name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
+                # The id given whole: pytest >= 9 would otherwise read "[float32]" as parameters
+                # on the cache's side only, and --lf/--ff would find no previous failure.
+                yield ConformanceItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", item=item,
+                                                  target=target)
 
 
 class ConformanceFailure(Exception):
@@ -330,22 +395,46 @@ class ConformanceItem(pytest.Item):
     def __init__(self, *, item: Item, target: BackendUnderTest, **kwargs):
         super().__init__(**kwargs)
         self.item, self.target = item, target
-        self.record = item_record(item, self.config.stash[STATE].case_dir)
-        self.record.update(backend=target.backend.name, backend_version=target.backend.version)
-        self.user_properties.append((RECORD, self.record))
+        # One shared Mark per name: add_marker() per item would cost a second per run.
+        self.own_markers.extend(self.config.stash[STATE].mark(name, meaning) for name, meaning in markers(item))
+
+    @cached_property
+    def record(self) -> dict:
+        """Built when the item runs: a run selecting one item with -k builds one."""
+        record = item_record(self.item, self.config.stash[STATE].case_dir)
+        record.update(backend=self.target.backend.name, backend_version=self.target.backend.version)
+        return record
+
+    def setup(self) -> None:
+        self.user_properties.append((RECORD, json.dumps(self.record)))
 
     def runtest(self) -> None:
-        state = self.config.stash[STATE]
         try:
-            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry)
-        except Exception as e:  # the suite's own fault: recorded as an error of the item, shown in full
-            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}")
+            self._run()
+        finally:  # the record as the item ended, as JSON: JUnit XML shows it as such
+            self.user_properties[:] = [(k, v) for k, v in self.user_properties if k != RECORD]
+            self.user_properties.append((RECORD, json.dumps(self.record)))
+
+    def _run(self) -> None:
+        state = self.config.stash[STATE]
+        skip = self.target.skips.find(self.item.id) if self.target.skips else None
+        if skip is not None:
+            self.record.update(outcome=Outcome.SKIPPED.value, message=f"{skip.reason} ({skip.where})",
+                               expectation=skip.as_json())
+            pytest.skip(f"skipped: {skip.reason} ({skip.where})")
+        try:
+            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry, state.lock)
+        except Exception as e:  # the suite's own fault, not the backend's: shown in full, and the run fails
+            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}",
+                               suite_error=True)
             raise
         if self.target.expectations is not None:
             verdict, known = self.target.expectations.apply(self.item.id, verdict)
             if known is not None:
                 self.record["expectation"] = known.as_json()
         self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
+        if verdict.reading is not None:
+            self.record["reading"] = verdict.reading
         if verdict.mismatches:
             self.record["diff"] = [m.as_json() for m in verdict.mismatches]
         if verdict.outcome is not Outcome.PASS:
@@ -381,6 +470,27 @@ class ConformanceItem(pytest.Item):
 
     def reportinfo(self):
         return self.item.case.file, self.item.case.line - 1, self.name
+
+
+def _record(report) -> dict | None:
+    record = dict(getattr(report, "user_properties", ())).get(RECORD)
+    return json.loads(record) if record else None
+
+
+def markers(item: Item) -> list[tuple[str, str]]:
+    """The item's markers and what they mean, for -m: operator, version, domain, element type, and
+    where its expectation comes from (``-m "maxpool and version22 and bfloat16 and literal"``)."""
+    case = item.case
+    return [(case.op.lower(), f"the operator {case.op}"),
+            (f"version{item.version}", f"operator version {item.version}"),
+            (case.domain.replace(".", "_"), f"the domain {case.domain}"),
+            (item.dtype, f"element type {item.dtype}"),
+            (item.expectation, EXPECTATION_KINDS[item.expectation])]
+
+
+EXPECTATION_KINDS = {"literal": "the expected values are transcribed from a document, or worked out by hand",
+                     "derived": "the expected values are computed by the reference backend",
+                     "reject": "the model is invalid: a conforming backend refuses it"}
 
 
 def _provenance(provenance: dict) -> str:

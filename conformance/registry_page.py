@@ -6,18 +6,16 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from .ambiguities import detected
-from .cases import Ambiguity, case_files, load_case_file, load_registry
-from .expand import expand
+from .cases import Ambiguity, load_registry
+from .expand import load_items
 
 
 def tagged_cases(case_dir: Path, registry: dict[str, Ambiguity], seed: int = 0) -> dict[str, Counter]:
     """For each entry, the number of items per case (file: case name without its instance)."""
     found: dict[str, Counter] = defaultdict(Counter)
-    for file in case_files(case_dir):
-        for case in load_case_file(file, registry):
-            for item in expand(case):
-                for key in detected(item, item.case_inputs(seed)):
-                    found[key][f"{file.name}: {case.name.split('/')[0]}"] += 1
+    for item in load_items(case_dir, registry):
+        for key in detected(item, item.case_inputs(seed), registry):
+            found[key][f"{item.case.file.name}: {item.case.name.split('/')[0]}"] += 1
     return found
 
 

@@ -11,9 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .summary import FAILING, observed_reading
+from .summary import FAILING, observed_reading, shorten
 
-Key = tuple[str, str]  # (backend, item id)
 
 
 @dataclass
@@ -47,8 +46,8 @@ def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
         result.compared += 1
         change = Change(key[0], key[1], f"{now['op']}-{now['version']}", was["outcome"], now["outcome"], now["message"])
         if was["outcome"] == now["outcome"]:
-            if now["outcome"] == "divergent" and observed_reading(was["message"]) != observed_reading(now["message"]):
-                change.message = f"{observed_reading(was['message'])} -> {observed_reading(now['message'])}"
+            if now["outcome"] == "divergent" and observed_reading(was) != observed_reading(now):
+                change.message = f"{observed_reading(was)} -> {observed_reading(now)}"
                 result.changed_divergences.append(change)
             continue
         if now["outcome"] in FAILING and was["outcome"] not in FAILING:
@@ -82,6 +81,6 @@ def render_comparison(old: dict[str, Any], new: dict[str, Any], comparison: Comp
             grouped[change.backend, change.op_version].append(change)
         for (backend, op_version), members in sorted(grouped.items()):
             lines.append(f"- {backend} {op_version}: {len(members)}")
-            lines += [f"  - {c.id}: {c.old} -> {c.new}: {c.message[:200]}" for c in members]
+            lines += [f"  - {c.id}: {c.old} -> {c.new}: {shorten(c.message, 200)}" for c in members]
         lines.append("")
     return "\n".join(lines)

@@ -4,22 +4,52 @@ disagree, divergences by open question, failures and errata; and its Markdown su
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
+
+import jsonschema
 
 from .fuzz.render import fuzz_markdown
 
 FAILING = ("fail", "error", "crash", "timeout", "xpass")
-OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "fail", "error", "crash", "timeout", "xpass")
+OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "skipped", "fail", "error", "crash", "timeout", "xpass")
 
 Record = dict[str, Any]
 
 
+class ResultsError(ValueError):
+    """A results.json that cannot be read: missing, not JSON, or not the suite's format (one line)."""
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: not JSON ({e})") from None
+    # The whole schema on the first items only: validating 16,000 records takes seconds.
+    sample = dict(document, items=document.get("items", [])[:50]) if isinstance(document, dict) else document
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_results_schema()).iter_errors(sample))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the document"
+        raise ResultsError(f"{path}: not a results.json of the suite ({where}: {error.message[:200]})")
+    return document
+
+
+@cache
+def _results_schema() -> dict[str, Any]:
+    return json.loads((Path(__file__).with_name("schema") / "results.schema.json").read_text())
+
+
 def load(paths: Iterable[Path]) -> dict[str, Any]:
     """One document from one or more results.json files (their backends side by side)."""
-    documents = [json.loads(Path(p).read_text()) for p in paths]
+    documents = [read_results(p) for p in paths]
     merged = dict(documents[0])
     if len(documents) > 1:
         merged["environment"] = dict(documents[0]["environment"],
@@ -31,6 +61,14 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
         if any("fuzz" in d for d in documents):
             merged["fuzz"] = [run for d in documents for run in d.get("fuzz", [])]
     return merged
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut for display at a word boundary within ``width`` characters (results.json keeps it whole)."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[width // 2:] else cut).rstrip(" ,;:") + "…"
 
 
 def backends(document: dict[str, Any]) -> list[str]:
@@ -73,10 +111,13 @@ def disagreements(items: list[Record]) -> list[dict[str, Any]]:
             if len(outcomes) > 1 and len(set(outcomes.values())) > 1]
 
 
-def observed_reading(message: str) -> str:
-    """The reading a divergent item's message names ("observed: X ...")."""
-    match = re.match(r"observed: (refused|not [^(]+|[^(]+)", message)
-    return match.group(1).strip() if match else message
+def observed_reading(record: Record) -> str:
+    """The reading a divergent item showed: its ``reading``; in a results.json written before
+    items carried it, the one its message names ("observed: X ...")."""
+    if "reading" in record:
+        return record["reading"]
+    match = re.match(r"observed: (refused|not [^(]+|[^(]+)", record["message"])
+    return match.group(1).strip() if match else record["message"]
 
 
 def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
@@ -85,17 +126,58 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     for r in items:
         if r["outcome"] == "divergent":
             for key in r.get("ambiguity") or ["(untagged)"]:
-                table[key][r["backend"]][observed_reading(r["message"])] += 1
+                table[key][r["backend"]][observed_reading(r)] += 1
     return {key: dict(value) for key, value in sorted(table.items())}
 
 
-def failures(items: list[Record]) -> dict[tuple[str, str, str], list[Record]]:
-    """Failing items by (backend, op-version, case class)."""
-    grouped: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+def cause_signature(record: Record) -> str:
+    """What a failure's cause looks like, the same for every item it hits: the outcome and the
+    message with what varies from item to item made generic (counts, positions, shapes, lines,
+    bit patterns: "Y: # of # elements differ; Y[…]: expected -inf (0x#), got -#.#e+# (0x#)").
+    Special values stay apart from numbers: -inf, nan and -3.4e+38 are different causes."""
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x#", record.get("message", ""))
+    text = re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text)
+    text = re.sub(r"\[#(, #)*\]", "[…]", text)
+    return f"{record['outcome']}: " + " ".join(text.split())
+
+
+@dataclass
+class Cluster:
+    """Failing items of one backend with one cause signature."""
+
+    backend: str
+    signature: str
+    records: list[Record]
+
+    @property
+    def smallest(self) -> Record:
+        return min(self.records, key=lambda r: (sum(math.prod(i["shape"]) for i in r.get("inputs", [])), len(r["id"])))
+
+    @property
+    def op_versions(self) -> list[str]:
+        return [f"{op}-{v}" for op, v in sorted({(r["op"], r["version"]) for r in self.records})]
+
+    @property
+    def dtypes(self) -> list[str]:
+        return sorted({i["dtype"] for r in self.records for i in r.get("inputs", [])[:1]})
+
+    @property
+    def common_attributes(self) -> dict[str, Any]:
+        """Attribute values every item of the cluster shares: a hint of what matters."""
+        first = self.records[0].get("attributes", {})
+        return {k: v for k, v in first.items() if all(r.get("attributes", {}).get(k) == v for r in self.records)}
+
+
+def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
+    """Each backend's failing items clustered by cause signature, the largest cluster first."""
+    grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in items:
         if r["outcome"] in FAILING:
-            grouped[r["backend"], f"{r['op']}-{r['version']}", case_class(r) if "case" in r else "?"].append(r)
-    return dict(sorted(grouped.items()))
+            grouped[r["backend"], cause_signature(r)].append(r)
+    clusters: dict[str, list[Cluster]] = defaultdict(list)
+    for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
+        clusters[backend].append(Cluster(backend, signature, records))
+    return dict(clusters)
 
 
 def errata(items: list[Record]) -> list[dict[str, Any]]:
@@ -132,10 +214,12 @@ def render_markdown(document: dict[str, Any]) -> str:
     for r in regressions:
         shown = ", ".join(f"{v}: {o}" for v, o in r["outcomes"].items())
         lines.append(f"- {r['backend']}: {r['op']} {r['case']} [{r['dtype']}]: {shown}")
-    failing = failures(items)
-    lines += ["", f"## Failures ({sum(len(v) for v in failing.values())})", ""]
-    for (backend, op_version, klass), records in failing.items():
-        lines.append(f"- {backend} {op_version} {klass}: {len(records)} ({records[0]['outcome']}: {records[0]['message'][:160]})")
+    clusters = failure_clusters(items)
+    lines += ["", f"## Failures ({sum(len(c.records) for cs in clusters.values() for c in cs)}), by cause", ""]
+    for backend, found in clusters.items():
+        for cluster in found:
+            lines.append(f"- {backend}: {len(cluster.records)} × {shorten(cluster.signature, 160)} "
+                         f"(e.g. `{cluster.smallest['id']}`)")
     if document["collection_errors"]:
         lines += ["", "## Case files that did not load", ""]
         lines += [f"- {e['message']}" for e in document["collection_errors"]]

@@ -5,7 +5,8 @@ against the documents' literal examples and against an independent naive loop im
 Besides numpy it needs ml_dtypes, only for the bfloat16 element type that numpy lacks.
 """
 
+from conformance import __version__  # one version for the distribution
+
 from .backend import InvalidModel, ReferenceBackend, ReferenceRep
 
-__version__ = "0.1.0"
 __all__ = ["InvalidModel", "ReferenceBackend", "ReferenceRep", "__version__"]

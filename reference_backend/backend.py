@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from .geometry import OPENVINO_AUTO_PADS, GeometryError, openvino_axes, pool_axes, unpool_shape
-from .maxpool import max_pool
+from conformance.semantics import (AUTO_PADS, DEFAULT, OPENVINO_AUTO_PADS, Axis, GeometryError, Readings, nhwc_indices,
+                                   node_axes, openvino_reduced, unpool_shape)
+
+from .maxpool import max_pool, without_element
 from .maxunpool import max_unpool
 from .signatures import CHANNELS_LAST, ELEMENT_TYPES, OPENVINO, SIGNATURES, Signature, resolve
 
@@ -33,7 +36,20 @@ class InvalidModel(ValueError):
 class ReferenceBackend(Backend):
     """Numpy reference for ai.onnx MaxPool (1, 8, 10, 11, 12, 22) and MaxUnpool (9, 11, 22), ONNX
     Runtime's NHWC MaxPools (com.ms.internal.nhwc 1-12, com.microsoft NhwcMaxPool 1) and
-    OpenVINO's MaxPool (org.openvinotoolkit 1, 8)."""
+    OpenVINO's MaxPool (org.openvinotoolkit 1, 8).
+
+    It follows ``readings`` where the documents are open (the defaults; ``configured`` gives a
+    class that follows others). Its steps are public class-method hooks, so that a variant (the
+    suite's mutation self-test) is a subclass that overrides one of them.
+    """
+
+    readings: Readings = DEFAULT
+
+    @classmethod
+    def configured(cls, readings: str = "") -> type["ReferenceBackend"]:
+        """This backend following other readings: ``question:reading;...`` (``reference[readings=...]``)."""
+        chosen = Readings.parse(readings)
+        return type(f"{cls.__name__}[{chosen}]", (cls,), {"readings": chosen}) if chosen != cls.readings else cls
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
@@ -45,7 +61,7 @@ class ReferenceBackend(Backend):
             model = onnx.load_from_string(model)
         if not cls.supports_device(device):
             raise NotImplementedError(f"the reference backend runs on CPU only, not {device}")
-        return ReferenceRep(model)
+        return ReferenceRep(model, cls)
 
     @classmethod
     def run_model(cls, model, inputs, device: str = "CPU", **kwargs: Any):
@@ -55,9 +71,54 @@ class ReferenceBackend(Backend):
     def supports_device(cls, device: str) -> bool:
         return device == "CPU"
 
+    # The hooks, in the order a node meets them.
+    @classmethod
+    def attributes(cls, domain: str, attributes: dict[str, Any]) -> dict[str, Any]:
+        """The node's attribute values as it reads them."""
+        return attributes
+
+    @classmethod
+    def channels_last(cls, domain: str, op_type: str) -> bool:
+        return (domain, op_type) in CHANNELS_LAST
+
+    @classmethod
+    def validate(cls, node: "_Node", proto: onnx.NodeProto) -> None:
+        node.validate(proto)
+
+    @classmethod
+    def check_type(cls, node: "_Node", x: np.ndarray) -> None:
+        if ELEMENT_TYPES.get(x.dtype) not in node.signature.types:
+            raise InvalidModel(f"{node.op} does not accept element type {x.dtype}")
+
+    @classmethod
+    def axes(cls, domain: str, attributes: dict[str, Any], spatial_shape: tuple[int, ...]) -> tuple[Axis, ...]:
+        return node_axes(domain, attributes, spatial_shape, cls.readings)
+
+    @classmethod
+    def pool(cls, x: np.ndarray, axes: tuple[Axis, ...], storage_order: int = 0,
+             with_indices: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        return max_pool(x, axes, storage_order, with_indices, cls.readings)
+
+    @classmethod
+    def clamp(cls, y: np.ndarray, low: float, high: float) -> np.ndarray:
+        return _clamp(y, low, high, cls.readings)
+
+    @classmethod
+    def unpool_shape(cls, x_shape: tuple[int, ...], attributes: dict[str, Any],
+                     output_shape: np.ndarray | None) -> tuple[int, ...]:
+        """MaxUnpool's output shape: output_shape if given, else the default."""
+        if output_shape is None:
+            return unpool_shape(x_shape, attributes["kernel_shape"], attributes.get("strides"), attributes.get("pads"))
+        return tuple(int(d) for d in output_shape.reshape(-1))
+
+    @classmethod
+    def unpool(cls, x: np.ndarray, indices: np.ndarray, shape: tuple[int, ...],
+               default_shape: tuple[int, ...] | None = None) -> np.ndarray:
+        return max_unpool(x, indices, shape, default_shape, cls.readings)
+
 
 class ReferenceRep(BackendRep):
-    def __init__(self, model: onnx.ModelProto):
+    def __init__(self, model: onnx.ModelProto, backend: type[ReferenceBackend] = ReferenceBackend):
         opsets = {imp.domain or "ai.onnx": imp.version for imp in model.opset_import}
         graph = model.graph
         initialized = {init.name for init in graph.initializer}
@@ -67,7 +128,7 @@ class ReferenceRep(BackendRep):
         self.constants = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
         self.input_names = [vi.name for vi in graph.input if vi.name not in initialized]
         self.output_names = [vi.name for vi in graph.output]
-        self.nodes = [_compile(node, opsets) for node in graph.node]
+        self.nodes = [_compile(node, opsets, backend) for node in graph.node]
 
     def run(self, inputs: Sequence[np.ndarray] | dict[str, np.ndarray], **kwargs: Any) -> list[np.ndarray]:
         if not isinstance(inputs, dict):
@@ -89,55 +150,58 @@ class ReferenceRep(BackendRep):
 
 
 class _Node:
-    def __init__(self, proto: onnx.NodeProto, version: int, signature: Signature, channels_last: bool):
+    def __init__(self, proto: onnx.NodeProto, version: int, signature: Signature, backend: type[ReferenceBackend]):
         domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
+        self.domain = proto.domain or "ai.onnx"
         self.op = f"{domain + '.' if domain else ''}{proto.op_type}-{version}"
-        self.channels_last = channels_last
+        self.backend = backend
+        self.readings = backend.readings
+        self.channels_last = backend.channels_last(self.domain, proto.op_type)
         self.inputs = list(proto.input)
         self.outputs = list(proto.output)
         self.signature = signature
-        self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
-
-    def check_type(self, x: np.ndarray) -> None:
-        if ELEMENT_TYPES.get(x.dtype) not in self.signature.types:
-            raise InvalidModel(f"{self.op} does not accept element type {x.dtype}")
+        read = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+        self.attrs = backend.attributes(self.domain, {k: v.decode() if isinstance(v, bytes) else v for k, v in read.items()})
 
     def validate(self, proto: onnx.NodeProto) -> None:
         _validate(self, proto)
+
+    def axes(self, x: np.ndarray) -> tuple[Axis, ...]:
+        try:
+            return self.backend.axes(self.domain, self.attrs, x.shape[2:])
+        except GeometryError as e:
+            raise ValueError(f"{self.op}: {e}") from e
 
 
 class _MaxPool(_Node):
     def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         (x,) = inputs
-        self.check_type(x)
+        self.backend.check_type(self, x)
         if self.channels_last:
             if x.ndim < 3:
                 raise ValueError(f"{self.op}: X has {x.ndim} axes; it needs N, spatial axes and C")
             x = np.ascontiguousarray(np.moveaxis(x, -1, 1))
         a = self.attrs
-        try:
-            axes = pool_axes(
-                x.shape[2:],
-                a["kernel_shape"],
-                a.get("strides"),
-                a.get("pads"),
-                a.get("dilations"),
-                a.get("auto_pad", b"NOTSET").decode(),
-                a.get("ceil_mode", 0),
-            )
-        except GeometryError as e:
-            raise ValueError(f"{self.op}: {e}") from e
-        y, indices = max_pool(x, axes, a.get("storage_order", 0), with_indices=len(self.outputs) > 1)
-        if "activation" in a:
-            y = _clamp(y, *a["activation_params"])
+        y, indices = self.backend.pool(x, self.axes(x), a.get("storage_order", 0), with_indices=len(self.outputs) > 1)
+        if "activation" in a and _activation_is_valid(a):
+            y = self.backend.clamp(y, *a["activation_params"])
         if self.channels_last:
             y = np.ascontiguousarray(np.moveaxis(y, 1, -1))
+            if indices is not None:
+                indices = nhwc_indices(indices, x.shape, self.readings)
         return [y, indices][: len(self.outputs)]
 
 
-def _clamp(y: np.ndarray, low: float, high: float) -> np.ndarray:
+def _activation_is_valid(attrs: dict) -> bool:
+    bounds = list(attrs.get("activation_params", ()))
+    return attrs["activation"] in ACTIVATIONS and len(bounds) == 2 and bounds[0] <= bounds[1]
+
+
+def _clamp(y: np.ndarray, low: float, high: float, readings: Readings = DEFAULT) -> np.ndarray:
     """Y clamped to [low, high], the bounds rounded to Y's type; NaN stays NaN, -0.0 stays -0.0."""
     if np.issubdtype(y.dtype, np.integer):  # an 8-bit Y holds the integers inside the bounds
+        if readings["nhwc-activation-8-bit"] == "ignored":
+            return y
         info = np.iinfo(y.dtype)
         low_value = np.array(min(max(np.ceil(low), info.min), info.max), y.dtype)
         high_value = np.array(min(max(np.floor(high), info.min), info.max), y.dtype)
@@ -150,22 +214,22 @@ def _clamp(y: np.ndarray, low: float, high: float) -> np.ndarray:
 class _MaxUnpool(_Node):
     def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         x, indices, output_shape = (inputs + [None])[:3]
-        self.check_type(x)
+        self.backend.check_type(self, x)
         if indices.dtype != np.int64:
             raise InvalidModel(f"{self.op}: I must be int64, not {indices.dtype}")
-        a = self.attrs
-        if output_shape is None:
-            try:
-                shape = unpool_shape(x.shape, a["kernel_shape"], a.get("strides"), a.get("pads"))
-            except GeometryError as e:
-                raise ValueError(f"{self.op}: {e}") from e
-        else:
-            if output_shape.dtype != np.int64:
-                raise InvalidModel(f"{self.op}: output_shape must be int64, not {output_shape.dtype}")
-            shape = tuple(int(d) for d in output_shape.reshape(-1))
-            if len(shape) != x.ndim or min(shape, default=0) < 0:
-                raise ValueError(f"{self.op}: output_shape {shape} is not a shape of rank {x.ndim}")
-        return [max_unpool(x, indices, shape)]
+        if output_shape is not None and output_shape.dtype != np.int64:
+            raise InvalidModel(f"{self.op}: output_shape must be int64, not {output_shape.dtype}")
+        try:
+            shape = self.backend.unpool_shape(x.shape, self.attrs, output_shape)
+        except GeometryError as e:
+            raise ValueError(f"{self.op}: {e}") from e
+        try:  # the shape without output_shape, which some readings compare with
+            default = self.backend.unpool_shape(x.shape, self.attrs, None)
+        except GeometryError:
+            default = shape
+        if len(shape) != x.ndim or min(shape, default=0) < 0:
+            raise ValueError(f"{self.op}: output_shape {shape} is not a shape of rank {x.ndim}")
+        return [self.backend.unpool(x, indices, shape, default)]
 
 
 class _OpenVinoMaxPool(_Node):
@@ -174,25 +238,21 @@ class _OpenVinoMaxPool(_Node):
 
     def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
         (x,) = inputs
-        self.check_type(x)
+        self.backend.check_type(self, x)
         a = self.attrs
         if x.ndim not in (3, 4, 5):
             raise InvalidModel(f"{self.op}: the input must be 3D, 4D or 5D, not {x.ndim}D")
         axis = a.get("axis", 0)
         if not -x.ndim <= axis < x.ndim:
             raise InvalidModel(f"{self.op}: axis {axis} is outside [-{x.ndim}, {x.ndim - 1}]")
-        try:
-            axes = openvino_axes(x.shape[2:], a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
-                                 a.get("dilations"), a.get("auto_pad", b"explicit").decode(),
-                                 a.get("rounding_type", b"floor").decode())
-        except GeometryError as e:
-            raise ValueError(f"{self.op}: {e}") from e
-        y, indices = max_pool(x, axes, with_indices=len(self.outputs) > 1)
+        axes = self.axes(x)
+        y, indices = self.backend.pool(x, axes, with_indices=len(self.outputs) > 1)
+        if self.readings["openvino-window-without-element"] == "lowest-finite-plane-start":
+            y, indices = _lowest_finite_at_plane_start(x, axes, y, indices)
         if indices is None:
             return [y]
-        bound = int(np.prod(x.shape[axis:], dtype=np.int64))  # the indices count from `axis` on
-        indices = np.where(indices >= 0, indices % max(bound, 1), indices)
-        return [y, indices.astype(_INDEX_TYPES[a.get("index_element_type", b"i64").decode()])]
+        indices = openvino_reduced(indices, x.shape, axis)
+        return [y, indices.astype(_INDEX_TYPES[a.get("index_element_type", "i64")])]
 
     def validate(self, proto: onnx.NodeProto) -> None:
         _check_signature(self, proto)
@@ -207,23 +267,40 @@ class _OpenVinoMaxPool(_Node):
         if any(v < 1 for v in attrs["kernel"]):
             raise InvalidModel(f"{op}: kernel values start from 1, got {list(attrs['kernel'])}")
         # The documents allow strides and dilations of 0 (openvino-zero-stride-or-dilation); no
-        # window can then move or spread, and the reference refuses them.
+        # window can then move or spread, and by default the reference refuses them.
+        lowest = 0 if self.readings["openvino-zero-stride-or-dilation"] == "allowed" else 1
         for name in ("strides", "dilations"):
-            if any(v < 1 for v in attrs.get(name, ())):
+            if any(v < lowest for v in attrs.get(name, ())):
                 raise InvalidModel(f"{op}: {name} of 0 or less, {list(attrs[name])}, move no window")
         if any(v < 0 for name in ("pads_begin", "pads_end") for v in attrs[name]):
             raise InvalidModel(f"{op}: pads start from 0")
         for name, allowed in (("auto_pad", OPENVINO_AUTO_PADS), ("rounding_type", ("floor", "ceil")),
                               ("index_element_type", tuple(_INDEX_TYPES))):
-            if name in attrs and attrs[name].decode() not in allowed:
-                raise InvalidModel(f"{op}: {name} {attrs[name].decode()!r} is not one of {', '.join(allowed)}")
+            if name in attrs and attrs[name] not in allowed:
+                raise InvalidModel(f"{op}: {name} {attrs[name]!r} is not one of {', '.join(allowed)}")
+
+
+def _lowest_finite_at_plane_start(x: np.ndarray, axes: tuple[Axis, ...], y: np.ndarray,
+                                  indices: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``openvino-window-without-element``'s other reading: such a window yields the type's lowest
+    finite value and the index of its plane's first element."""
+    empty = np.broadcast_to(without_element(axes), y.shape)
+    if not empty.any():
+        return y, indices
+    lowest = np.iinfo(y.dtype).min if np.issubdtype(y.dtype, np.integer) else ml_dtypes.finfo(y.dtype).min
+    y = np.where(empty, np.array(lowest, y.dtype), y)
+    if indices is not None:
+        plane = int(np.prod(x.shape[2:], dtype=np.int64))
+        position = np.indices(y.shape)
+        indices = np.where(empty, (position[0] * x.shape[1] + position[1]) * plane, indices)
+    return y, indices
 
 
 _INDEX_TYPES = {"i64": np.int64, "i32": np.int32}
 _KINDS = {"MaxPool": _MaxPool, "NhwcMaxPool": _MaxPool, "MaxUnpool": _MaxUnpool}
 
 
-def _compile(proto: onnx.NodeProto, opsets: dict[str, int]) -> _Node:
+def _compile(proto: onnx.NodeProto, opsets: dict[str, int], backend: type[ReferenceBackend]) -> _Node:
     domain = proto.domain or "ai.onnx"
     key = (domain, proto.op_type)
     if key not in SIGNATURES:
@@ -235,8 +312,8 @@ def _compile(proto: onnx.NodeProto, opsets: dict[str, int]) -> _Node:
         raise InvalidModel(f"{proto.op_type} does not exist at {domain} opset {opsets[domain]}")
     signature = SIGNATURES[key][version]
     kind = _OpenVinoMaxPool if key == OPENVINO else _KINDS[proto.op_type]
-    node = kind(proto, version, signature, key in CHANNELS_LAST)
-    node.validate(proto)
+    node = kind(proto, version, signature, backend)
+    backend.validate(node, proto)
     return node
 
 
@@ -271,20 +348,21 @@ def _validate(node: _Node, proto: onnx.NodeProto) -> None:
             raise InvalidModel(f"{op}: {name} values must be positive, got {list(attrs[name])}")
     if any(v < 0 for v in attrs.get("pads", ())):
         raise InvalidModel(f"{op}: pads must be non-negative, got {list(attrs['pads'])}")
-    auto_pad = attrs.get("auto_pad", b"NOTSET").decode()
-    if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    readings = node.readings
+    if auto_pad not in AUTO_PADS and not (auto_pad == "" and readings["auto-pad-empty-string"] == "notset"):
         raise InvalidModel(f"{op}: auto_pad {auto_pad!r} is not NOTSET, SAME_UPPER, SAME_LOWER or VALID")
-    if auto_pad != "NOTSET" and "pads" in attrs:
+    if auto_pad not in ("NOTSET", "") and "pads" in attrs and readings["pads-with-auto-pad"] == "rejected":
         raise InvalidModel(f"{op}: pads cannot be used together with auto_pad={auto_pad}")
     for name in ("ceil_mode", "storage_order"):
         if attrs.get(name, 0) not in (0, 1):
             raise InvalidModel(f"{op}: {name} must be 0 or 1, got {attrs[name]}")
-    if "activation" in attrs:
-        activation = attrs["activation"].decode()
+    if "activation" in attrs and readings["nhwc-activation"] == "clamp":
+        activation = attrs["activation"]
         if activation not in ACTIVATIONS:
             raise InvalidModel(f"{op}: activation {activation!r} is not {' or '.join(ACTIVATIONS)}")
         bounds = list(attrs.get("activation_params", ()))
         if len(bounds) != 2 or not bounds[0] <= bounds[1]:
             raise InvalidModel(f"{op}: activation {activation} needs activation_params [min, max], min <= max; got {bounds}")
-    elif "activation_params" in attrs:
+    elif "activation_params" in attrs and "activation" not in attrs and readings["nhwc-activation"] == "clamp":
         raise InvalidModel(f"{op}: activation_params without an activation")

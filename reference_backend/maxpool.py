@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from .geometry import Axis
+from conformance.semantics import DEFAULT, Axis, Readings, to_storage_order
 
 BLOCK_ELEMENTS = 1 << 20  # input elements per block of planes: enough work per numpy call, near cache-sized
 
@@ -40,12 +40,15 @@ def empty_window_value(dtype: np.dtype):
 
 
 def max_pool(x: np.ndarray, axes: tuple[Axis, ...], storage_order: int = 0,
-             with_indices: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+             with_indices: bool = True, readings: Readings = DEFAULT) -> tuple[np.ndarray, np.ndarray | None]:
     """Return (Y, Indices) for ``x`` of shape (N, C, *spatial) pooled along ``axes``; Indices is
     None unless ``with_indices``."""
     out_shape = x.shape[:2] + tuple(a.out for a in axes)
     if 0 in out_shape or x.size == 0:
         return np.empty(out_shape, x.dtype), np.empty(out_shape, np.int64) if with_indices else None
+    if readings["nan-in-window"] != "nan-propagates" or readings["signed-zero-tie"] != "first-in-window":
+        y, indices = scan_windows(x, axes, readings)
+        return y, to_storage_order(indices, x.shape, storage_order, readings) if with_indices else None
     x = np.ascontiguousarray(x)
     planes = x.reshape((-1,) + x.shape[2:])
     y = np.empty((planes.shape[0],) + out_shape[2:], x.dtype)
@@ -69,9 +72,7 @@ def max_pool(x: np.ndarray, axes: tuple[Axis, ...], storage_order: int = 0,
     if indices is None:
         return y, None
     indices = indices.reshape(out_shape)
-    if storage_order:
-        indices = np.where(indices >= 0, to_storage_order(indices, x.shape, storage_order), -1)
-    return y, indices
+    return y, to_storage_order(indices, x.shape, storage_order, readings)
 
 
 @cache
@@ -226,35 +227,53 @@ def _flat_indices(shape: tuple[int, ...], axes: tuple[Axis, ...], code: np.ndarr
     return flat
 
 
-def to_storage_order(row_major: np.ndarray, shape: tuple[int, ...], storage_order: int) -> np.ndarray:
-    """Re-express row-major flat indices into ``shape``: storage_order 1 makes the spatial part
-    column-major, each (n, c) plane keeping its row-major offset (``storage-order-scope``)."""
-    if storage_order == 0:
-        return row_major
-    plane_size = int(np.prod(shape[2:], dtype=np.int64))
-    plane, within = np.divmod(np.maximum(row_major, 0), max(plane_size, 1))
-    coords = np.unravel_index(within, shape[2:]) if plane_size else ()
-    column_major = np.zeros_like(within)
-    step = 1
-    for axis, extent in enumerate(shape[2:]):
-        column_major += coords[axis] * step
-        step *= extent
-    return plane * plane_size + column_major
+def without_element(axes: tuple[Axis, ...]) -> np.ndarray:
+    """A boolean array of the output's spatial shape: True where the window holds no input element."""
+    empty = np.zeros((1,) * len(axes), bool)
+    for i, a in enumerate(axes):
+        along = [1] * len(axes)
+        along[i] = a.out
+        empty = empty | np.array([not a.holds_an_element(o) for o in range(a.out)], bool).reshape(along)
+    return empty
 
 
-def from_storage_order(indices: np.ndarray, shape: tuple[int, ...], storage_order: int) -> np.ndarray:
-    """Inverse of :func:`to_storage_order`; entries outside [0, size) are returned unchanged."""
-    if storage_order == 0:
-        return indices
-    plane_size = int(np.prod(shape[2:], dtype=np.int64))
-    plane, within = np.divmod(indices, max(plane_size, 1))
-    row_major = np.zeros_like(within)
-    rest = within
-    coords = []
-    for extent in shape[2:]:
-        rest, coord = np.divmod(rest, extent)
-        coords.append(coord)
-    for axis, extent in enumerate(shape[2:]):
-        row_major = row_major * extent + coords[axis]
-    inside = (indices >= 0) & (indices < int(np.prod(shape, dtype=np.int64)))
-    return np.where(inside, plane * plane_size + row_major, indices)
+def scan_windows(x: np.ndarray, axes: tuple[Axis, ...], readings: Readings) -> tuple[np.ndarray, np.ndarray]:
+    """(Y, row-major Indices) by a scan over each window's elements in row-major order, keeping the
+    element a comparison reading prefers: the path for the other readings of ``nan-in-window``
+    and ``signed-zero-tie`` (slower than :func:`max_pool`'s, and it gathers every window)."""
+    spatial = x.shape[2:]
+    grids = np.meshgrid(*[np.arange(a.out) for a in axes], *[np.arange(a.kernel) for a in axes], indexing="ij")
+    rank = len(axes)
+    flat = np.zeros(grids[0].shape, np.int64)
+    inside = np.ones(grids[0].shape, bool)
+    for i, a in enumerate(axes):
+        at = grids[i] * a.stride - a.pad_begin + grids[rank + i] * a.dilation
+        inside &= (at >= 0) & (at < a.size)
+        flat = flat * spatial[i] + np.clip(at, 0, a.size - 1)
+    out_shape = tuple(a.out for a in axes)
+    flat, inside = flat.reshape(out_shape + (-1,)), inside.reshape(out_shape + (-1,))
+    planes = x.reshape(x.shape[:2] + (-1,))
+    values = planes[..., flat]  # (N, C, *out, taps)
+    wide = values.astype(np.float64)
+    best = np.zeros(values.shape[:-1], np.int64)
+    found = np.zeros(values.shape[:-1], bool)
+    nan_ignored = readings["nan-in-window"] == "nan-ignored"
+    positive_zero = readings["signed-zero-tie"] == "positive-zero"
+    for tap in range(flat.shape[-1]):
+        v = wide[..., tap]
+        kept = np.take_along_axis(wide, best[..., None], -1)[..., 0]
+        better = v > kept
+        if not nan_ignored:
+            better |= np.isnan(v) & ~np.isnan(kept)
+        if positive_zero:
+            better |= (v == 0) & (kept == 0) & ~np.signbit(v) & np.signbit(kept)
+        take = inside[..., tap] & (~found | better)
+        best = np.where(take, tap, best)
+        found |= inside[..., tap]
+    y = np.take_along_axis(values, best[..., None], -1)[..., 0]
+    y = np.where(found, y, np.array(empty_window_value(x.dtype)).astype(x.dtype))
+    plane_size = int(np.prod(spatial, dtype=np.int64))
+    position = np.indices(y.shape[:2]).reshape(2, *y.shape[:2], *(1,) * rank)
+    within = np.take_along_axis(np.broadcast_to(flat, values.shape), best[..., None], -1)[..., 0]
+    indices = (position[0] * x.shape[1] + position[1]) * plane_size + within
+    return y.astype(x.dtype), np.where(found, indices, -1)

@@ -1,55 +1,61 @@
 """Deliberately broken variants of the reference backend, each a bug real runtimes have had or
-could plausibly have. A mutant patches the reference only while it runs as the backend under
-test; the suite's expectations are computed before, by the intact reference."""
+could plausibly have. A mutant is a subclass of the reference backend that overrides one of its
+public hooks (``ReferenceBackend.axes``, ``pool``, ``unpool``...), or the reference following a
+reading of a question the documents settle (``resolved`` in the registry): another reading of
+such a question is a wrong answer. The suite's expectations come from the intact reference."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, ContextManager
-from unittest import mock
+from typing import Callable
 
 import ml_dtypes
 import numpy as np
 
-from reference_backend import backend as rb
-from reference_backend.geometry import Axis
+from conformance.cases import bundled_case_dir, load_registry
+from conformance.semantics import OPENVINO_DOMAIN, QUESTIONS, Axis
+from reference_backend import ReferenceBackend
 
-POOL_AXES, MAX_POOL, MAX_UNPOOL, UNPOOL_SHAPE, CLAMP = rb.pool_axes, rb.max_pool, rb.max_unpool, rb.unpool_shape, rb._clamp
-OPENVINO_AXES = rb.openvino_axes
+MAX_POOL, MAX_UNPOOL, CLAMP = ReferenceBackend.pool, ReferenceBackend.unpool, ReferenceBackend.clamp
 
 
 @dataclass(frozen=True)
 class Mutant:
     name: str
     bug: str
-    patch: Callable[[], ContextManager]
+    backend: type[ReferenceBackend]
 
 
-def geometry(change: Callable) -> Callable[[], ContextManager]:
-    """Rewrite pool_axes' arguments: change(spatial, kernel, strides, pads, dilations, auto_pad, ceil_mode)."""
-    def wrapped(*args):
-        return POOL_AXES(*change(*args))
-    return lambda: mock.patch.object(rb, "pool_axes", wrapped)
+def variant(**hooks: Callable) -> type[ReferenceBackend]:
+    """The reference backend with some hooks replaced (each a function of cls and the hook's arguments)."""
+    return type("Mutant", (ReferenceBackend,), {name: classmethod(hook) for name, hook in hooks.items()})
 
 
-def axes_result(change: Callable) -> Callable[[], ContextManager]:
-    """Rewrite the axes pool_axes returns: change(axes, auto_pad, ceil_mode)."""
-    def wrapped(spatial, kernel, strides, pads, dilations, auto_pad, ceil_mode):
-        return tuple(change(POOL_AXES(spatial, kernel, strides, pads, dilations, auto_pad, ceil_mode),
-                            auto_pad, ceil_mode))
-    return lambda: mock.patch.object(rb, "pool_axes", wrapped)
+def geometry(change: Callable[[dict], dict]) -> type[ReferenceBackend]:
+    """Rewrite an ai.onnx-style MaxPool's attributes before its windows are computed."""
+    def axes(cls, domain, attrs, spatial):
+        return ReferenceBackend.axes(domain, attrs if domain == OPENVINO_DOMAIN else change(dict(attrs)), spatial)
+    return variant(axes=axes)
 
 
-def pooled(change: Callable) -> Callable[[], ContextManager]:
-    """Rewrite max_pool: change(x, axes, storage_order) -> (y, indices), indices always computed."""
-    def wrapped(x, axes, storage_order=0, with_indices=True):
-        return change(x, axes, storage_order)
-    return lambda: mock.patch.object(rb, "max_pool", wrapped)
+def axes_result(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the axes of an ai.onnx-style MaxPool: change(axes, auto_pad, ceil_mode)."""
+    def axes(cls, domain, attrs, spatial):
+        result = ReferenceBackend.axes(domain, attrs, spatial)
+        if domain == OPENVINO_DOMAIN:
+            return result
+        return tuple(change(result, attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0)))
+    return variant(axes=axes)
 
 
-def with_results(change: Callable) -> Callable[[], ContextManager]:
-    """Rewrite max_pool's results: change(y, indices, x, axes) -> (y, indices)."""
+def pooled(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the pooling: change(x, axes, storage_order) -> (y, indices), indices always computed."""
+    return variant(pool=lambda cls, x, axes, storage_order=0, with_indices=True: change(x, axes, storage_order))
+
+
+def with_results(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the pooling's results: change(y, indices, x, axes) -> (y, indices)."""
     def wrapped(x, axes, storage_order=0):
         y, indices = MAX_POOL(x, axes, storage_order)
         return change(y, indices, x, axes)
@@ -59,16 +65,6 @@ def with_results(change: Callable) -> Callable[[], ContextManager]:
 def _split(total, upper):
     small, large = total // 2, total - total // 2
     return (small, large) if upper else (large, small)
-
-
-def _same_output_is_input(axes, auto_pad, ceil_mode):
-    if not auto_pad.startswith("SAME"):
-        return axes
-    changed = []
-    for a in axes:
-        begin, end = _split(max(0, (a.size - 1) * a.stride + a.extent - a.size), auto_pad == "SAME_UPPER")
-        changed.append(Axis(a.size, a.kernel, a.stride, a.dilation, begin, end, a.size))
-    return changed
 
 
 def _same_total_without_dilation(axes, auto_pad, ceil_mode):
@@ -153,55 +149,27 @@ def _refuse_empty_batch(x, axes, storage_order=0):
     return MAX_POOL(x, axes, storage_order)
 
 
-def _unpool_per_plane(x, indices, shape):
+def _unpool_per_plane(x, indices, shape, default_shape=None):
     plane = int(np.prod(shape[2:]))
     offsets = np.arange(int(np.prod(x.shape[:2]))).reshape(x.shape[:2] + (1,) * (x.ndim - 2)) * plane
-    return MAX_UNPOOL(x, indices + offsets, shape)
+    return MAX_UNPOOL(x, indices + offsets, shape, default_shape)
 
 
-def _unpool_ones_elsewhere(x, indices, shape):
-    y = MAX_UNPOOL(x, indices, shape)
+def _unpool_ones_elsewhere(x, indices, shape, default_shape=None):
+    y = MAX_UNPOOL(x, indices, shape, default_shape)
     written = np.zeros(y.size, dtype=bool)
     written[indices.reshape(-1)] = True
     return np.where(written.reshape(y.shape), y, np.ones_like(y))
 
 
-def _ignore_output_shape():
-    original = rb._MaxUnpool.__call__
-    return mock.patch.object(rb._MaxUnpool, "__call__", lambda self, inputs: original(self, inputs[:2]))
-
-
-def _no_type_check():
-    return mock.patch.object(rb._Node, "check_type", lambda self, x: None)
-
-
-def _pool_outputs(change):
-    """Rewrite what a MaxPool node returns: change(node, outputs) -> outputs."""
-    original = rb._MaxPool.__call__
-    return lambda: mock.patch.object(rb._MaxPool, "__call__", lambda self, inputs: change(self, original(self, inputs)))
-
-
-def _indices_channels_last(node, outputs):
-    if node.channels_last and len(outputs) == 2:
-        outputs[1] = np.ascontiguousarray(np.moveaxis(outputs[1], 1, -1))
-    return outputs
-
-
-def _layout_ignored():
-    original = rb._MaxPool.__call__
-
-    def run_channels_first(self, inputs):
-        with mock.patch.object(self, "channels_last", False):
-            return original(self, inputs)
-    return mock.patch.object(rb._MaxPool, "__call__", run_channels_first)
-
-
-def openvino_geometry(change: Callable) -> Callable[[], ContextManager]:
-    """Rewrite the axes openvino_axes returns: change(axes, auto_pad, rounding_type) -> axes."""
-    def wrapped(spatial, kernel, strides, pads_begin, pads_end, dilations=None, auto_pad="explicit", rounding_type="floor"):
-        axes = OPENVINO_AXES(spatial, kernel, strides, pads_begin, pads_end, dilations, auto_pad, rounding_type)
-        return tuple(change(axes, auto_pad, rounding_type))
-    return lambda: mock.patch.object(rb, "openvino_axes", wrapped)
+def openvino_geometry(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the axes of an OpenVINO MaxPool: change(axes, auto_pad, rounding_type) -> axes."""
+    def axes(cls, domain, attrs, spatial):
+        result = ReferenceBackend.axes(domain, attrs, spatial)
+        if domain != OPENVINO_DOMAIN:
+            return result
+        return tuple(change(result, attrs.get("auto_pad", "explicit"), attrs.get("rounding_type", "floor")))
+    return variant(axes=axes)
 
 
 def _onnx_drop_rule(axes, auto_pad, rounding_type):
@@ -210,20 +178,11 @@ def _onnx_drop_rule(axes, auto_pad, rounding_type):
             else a for a in axes]
 
 
-def _valid_floors(axes, auto_pad, rounding_type):
-    if auto_pad != "valid":
-        return axes
-    return [dataclasses.replace(a, out=(a.size - a.extent) // a.stride + 1) for a in axes]
-
-
-def _attribute_dropped(name: str) -> Callable[[], ContextManager]:
+def _attribute_dropped(name: str) -> type[ReferenceBackend]:
     """The OpenVINO node runs as if ``name`` were not set."""
-    original = rb._OpenVinoMaxPool.__call__
-
-    def without(self, inputs):
-        with mock.patch.object(self, "attrs", {k: v for k, v in self.attrs.items() if k != name}):
-            return original(self, inputs)
-    return lambda: mock.patch.object(rb._OpenVinoMaxPool, "__call__", without)
+    def attributes(cls, domain, attrs):
+        return {k: v for k, v in attrs.items() if k != name} if domain == OPENVINO_DOMAIN else attrs
+    return variant(attributes=attributes)
 
 
 def _interleave_pads(pads):
@@ -232,35 +191,49 @@ def _interleave_pads(pads):
     return list(pads[0::2]) + list(pads[1::2])
 
 
+def _with(attrs: dict, **changes) -> dict:
+    """``attrs`` with ``changes``; a change to None removes the attribute."""
+    return {k: v for k, v in {**attrs, **changes}.items() if v is not None}
+
+
+def _other_readings_of_settled_questions() -> list[Mutant]:
+    """Each reading of a question the documents settle, other than theirs: a wrong answer."""
+    registry = load_registry(bundled_case_dir())
+    return [Mutant(f"{key}:{reading}", registry[key].interpretations[reading],
+                   ReferenceBackend.configured(f"{key}:{reading}"))
+            for key, readings in QUESTIONS.items() if registry[key].status == "resolved"
+            for reading in readings if reading != registry[key].reference]
+
+
 MUTANTS = [
     Mutant("ceil_mode_ignored", "ceil_mode is read but floor is always used",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, p, d, ap, 0))),
+           geometry(lambda a: _with(a, ceil_mode=0))),
     Mutant("floor_as_ceil", "the output size is always rounded up",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, p, d, ap, 1))),
+           geometry(lambda a: _with(a, ceil_mode=1))),
     Mutant("ceil_drops_window_on_last_element", "ceil_mode's drop rule is off by one: it drops a window starting on the last element",
            axes_result(_drop_window_on_last_element)),
     Mutant("same_split_swapped", "SAME_UPPER puts the odd pad at the beginning, SAME_LOWER at the end",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, p, d, {"SAME_UPPER": "SAME_LOWER", "SAME_LOWER": "SAME_UPPER"}.get(ap, ap), c))),
-    Mutant("same_output_is_input", "SAME keeps the input size whatever the stride (the old attribute text)",
-           axes_result(_same_output_is_input)),
+           geometry(lambda a: _with(a, auto_pad={"SAME_UPPER": "SAME_LOWER", "SAME_LOWER": "SAME_UPPER"}.get(
+               a.get("auto_pad"), a.get("auto_pad"))))),
     Mutant("same_total_without_dilation", "the SAME pad total uses the kernel, not its dilated extent",
            axes_result(_same_total_without_dilation)),
     Mutant("valid_size_without_dilation", "the VALID output size uses the kernel, not its dilated extent",
            axes_result(_valid_size_without_dilation)),
     Mutant("dilations_ignored", "dilations are read but every kernel is dense",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, p, None, ap, c))),
+           geometry(lambda a: _with(a, dilations=None))),
     Mutant("pads_interleaved", "pads are read as [x1_begin, x1_end, x2_begin, x2_end]",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, _interleave_pads(p), d, ap, c))),
+           geometry(lambda a: _with(a, pads=_interleave_pads(a.get("pads"))))),
     Mutant("end_pads_ignored", "only the begin pads are applied",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, (list(p[:len(k)]) + [0] * len(k)) if p else p, d, ap, c))),
+           geometry(lambda a: _with(a, pads=list(a["pads"][:len(a["kernel_shape"])]) + [0] * len(a["kernel_shape"])
+                                    if a.get("pads") else None))),
     Mutant("strides_reversed", "strides are applied to the axes in reverse order",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, list(st)[::-1] if st else st, p, d, ap, c))),
+           geometry(lambda a: _with(a, strides=list(a["strides"])[::-1] if a.get("strides") else None))),
     Mutant("kernel_reversed", "kernel_shape is applied to the axes in reverse order",
-           geometry(lambda s, k, st, p, d, ap, c: (s, list(k)[::-1], st, p, d, ap, c))),
+           geometry(lambda a: _with(a, kernel_shape=list(a["kernel_shape"])[::-1]))),
     Mutant("default_stride_is_kernel", "a missing strides attribute defaults to the kernel size (Keras' convention)",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st or list(k), p, d, ap, c))),
+           geometry(lambda a: _with(a, strides=a.get("strides") or list(a["kernel_shape"])))),
     Mutant("auto_pad_ignored", "auto_pad is read but explicit pads (none) are used",
-           geometry(lambda s, k, st, p, d, ap, c: (s, k, st, p, d, "NOTSET", c))),
+           geometry(lambda a: _with(a, auto_pad="NOTSET"))),
     Mutant("padding_is_zero", "padding takes part in the maximum with value 0",
            pooled(_zero_padding)),
     Mutant("padding_wins_at_lowest", "padding takes part with the lowest value and wins ties, so indices point at it",
@@ -290,27 +263,24 @@ MUTANTS = [
     Mutant("empty_batch_refused", "an input with N = 0 raises",
            pooled(_refuse_empty_batch)),
     Mutant("unpool_output_shape_ignored", "MaxUnpool ignores its output_shape input",
-           _ignore_output_shape),
+           variant(unpool_shape=lambda cls, x_shape, attrs, output_shape: ReferenceBackend.unpool_shape(x_shape, attrs, None))),
     Mutant("unpool_default_shape_without_pads", "MaxUnpool's default shape leaves the pads out",
-           lambda: mock.patch.object(rb, "unpool_shape", lambda shape, k, s, p: UNPOOL_SHAPE(shape, k, s, None))),
+           variant(unpool_shape=lambda cls, x_shape, attrs, output_shape: ReferenceBackend.unpool_shape(
+               x_shape, _with(attrs, pads=None) if output_shape is None else attrs, output_shape))),
     Mutant("unpool_indices_per_plane", "MaxUnpool reads indices within each (n, c) plane",
-           lambda: mock.patch.object(rb, "max_unpool", _unpool_per_plane)),
+           variant(unpool=lambda cls, *args: _unpool_per_plane(*args))),
     Mutant("unpool_not_zero_filled", "MaxUnpool leaves ones, not zeros, where nothing was written",
-           lambda: mock.patch.object(rb, "max_unpool", _unpool_ones_elsewhere)),
+           variant(unpool=lambda cls, *args: _unpool_ones_elsewhere(*args))),
     Mutant("attributes_not_validated", "models with impossible or unknown attributes are run anyway",
-           lambda: mock.patch.object(rb, "_validate", lambda node, proto: None)),
+           variant(validate=lambda cls, node, proto: None)),
     Mutant("element_types_not_checked", "element types a version does not allow are run anyway",
-           _no_type_check),
+           variant(check_type=lambda cls, node, x: None)),
     Mutant("nhwc_layout_ignored", "an NHWC MaxPool reads X as (N, C, spatial...)",
-           _layout_ignored),
-    Mutant("nhwc_indices_channels_last", "an NHWC MaxPool gives Indices Y's (N, spatial..., C) layout",
-           _pool_outputs(_indices_channels_last)),
+           variant(channels_last=lambda cls, domain, op_type: False)),
     Mutant("activation_ignored", "the fused Relu or Clip is not applied",
-           lambda: mock.patch.object(rb, "_clamp", lambda y, low, high: y)),
+           variant(clamp=lambda cls, y, low, high: y)),
     Mutant("openvino_ceil_drops_window", "OpenVINO's ceil drops a last window starting past the input, as ONNX's does",
            openvino_geometry(_onnx_drop_rule)),
-    Mutant("openvino_valid_ignores_rounding", "OpenVINO's valid padding always floors, as MaxPool-8's formula reads",
-           openvino_geometry(_valid_floors)),
     Mutant("openvino_axis_ignored", "OpenVINO's axis is ignored: indices count over the whole tensor",
            _attribute_dropped("axis")),
     Mutant("openvino_index_type_ignored", "OpenVINO's index_element_type is ignored: indices are always int64",
@@ -318,5 +288,5 @@ MUTANTS = [
     Mutant("openvino_dilations_ignored", "OpenVINO's dilations are read but every kernel is dense",
            _attribute_dropped("dilations")),
     Mutant("activation_bounds_swapped", "activation_params are read as [max, min]",
-           lambda: mock.patch.object(rb, "_clamp", lambda y, low, high: CLAMP(y, high, low))),
-]
+           variant(clamp=lambda cls, y, low, high: CLAMP(y, high, low))),
+] + _other_readings_of_settled_questions()

@@ -21,7 +21,7 @@ import onnx
 from onnx import helper
 
 from reference_backend import ReferenceBackend
-from reference_backend.geometry import pool_axes
+from conformance.semantics import pool_axes
 
 Outputs = list[np.ndarray]
 CHANNELS_LAST_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")
@@ -174,20 +174,21 @@ def _on_path(selector: Callable[[Call], bool], broken: Callable[[Call], Outputs]
     return run
 
 
-def _map_y(change: Callable[[Call, np.ndarray], np.ndarray]) -> Callable[[Call], Outputs]:
+def _map_output(position: int, change: Callable[[Call, np.ndarray], np.ndarray]) -> Callable[[Call], Outputs]:
+    """The reference's outputs with output ``position`` (0: Y, 1: Indices) changed."""
     def broken(call: Call) -> Outputs:
         outputs = call.reference()
-        outputs[0] = change(call, outputs[0].copy())
+        outputs[position] = change(call, outputs[position].copy())
         return outputs
     return broken
+
+
+def _map_y(change: Callable[[Call, np.ndarray], np.ndarray]) -> Callable[[Call], Outputs]:
+    return _map_output(0, change)
 
 
 def _map_indices(change: Callable[[Call, np.ndarray], np.ndarray]) -> Callable[[Call], Outputs]:
-    def broken(call: Call) -> Outputs:
-        outputs = call.reference()
-        outputs[1] = change(call, outputs[1].copy())
-        return outputs
-    return broken
+    return _map_output(1, change)
 
 
 def _attributes(change: Callable[[Call], dict]) -> Callable[[Call], Outputs]:

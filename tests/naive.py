@@ -177,3 +177,27 @@ def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=
                     within = within * spatial[i] + best_at[i]
                 indices[(n, c) + o] = ((n * x.shape[1] + c) * plane + within) % bound
     return y, indices.astype(np.int32 if index_element_type == "i32" else np.int64)
+
+
+def naive_outputs(item, written):
+    """The outputs of a suite item (``conformance.expand.Item``) by the naive loops, from its inputs
+    as the case writes them (channels-first); Y in the operator's own layout, as the model gives it."""
+    from conformance.expand import stored
+
+    attrs = dict(item.case.attributes)
+    count = len(item.outputs)
+    if item.case.domain == "org.openvinotoolkit":
+        return list(naive_openvino_max_pool(written["X"], **attrs))[:count]
+    if item.case.op in ("MaxPool", "NhwcMaxPool"):
+        activation, bounds = attrs.pop("activation", None), attrs.pop("activation_params", None)
+        y, indices = naive_max_pool(written["X"], **attrs)
+        if activation:
+            y = naive_activation(y, *bounds)
+        return [stored(y, item.layout), indices][:count]
+    output_shape = written.get("output_shape")
+    output_shape = None if output_shape is None else [int(d) for d in output_shape]
+    if item.case.upstream:
+        pooled, indices = naive_max_pool(written[item.inputs[0].name], **item.case.upstream.attributes)
+    else:
+        pooled, indices = written["X"], written["I"]
+    return [naive_max_unpool(pooled, indices, output_shape=output_shape, **attrs)]

@@ -41,7 +41,7 @@ TIES = """\
 
 def ties_item(tmp_path, data="[[[5, 5, 1, 5]]]", storage=0):
     (item,) = items_from(tmp_path, TIES.replace("DATA", data).replace("STORAGE", str(storage)))
-    inputs = item.make_inputs(0)
+    inputs = item.to_model(item.case_inputs(0))
     return item, inputs, expected_outputs(item, inputs)
 
 
@@ -57,7 +57,7 @@ def test_an_index_passes_when_it_points_at_a_maximum_of_its_own_window(tmp_path,
 def test_an_index_into_padding_fails_even_when_the_maximum_equals_the_pad_value(tmp_path):
     (item,) = items_from(tmp_path, TIES.replace("strides: [2]", "strides: [1], pads: [1, 1]")
                          .replace("DATA", "[[[-.inf, -.inf]]]").replace("STORAGE", "0"))
-    inputs = item.make_inputs(0)
+    inputs = item.to_model(item.case_inputs(0))
     expected = expected_outputs(item, inputs)
     assert expected["Indices"].tolist() == [[[0, 0, 1]]]
     assert compare(item, inputs, expected, [expected["Y"], np.array([[[0, 1, 1]]])]) == []
@@ -80,7 +80,7 @@ def test_column_major_indices_are_decoded_per_plane(tmp_path):
               Y: {data: [[[[3, 4]], [[8, 7]]]]}
               Indices: {data: [[[[1, 2]], [[4, 7]]]]}
         """)
-    inputs = item.make_inputs(0)
+    inputs = item.to_model(item.case_inputs(0))
     expected = expected_outputs(item, inputs)
     assert compare(item, inputs, expected, [expected["Y"], expected["Indices"]]) == []
     row_major = np.array([[[[2, 1]], [[4, 7]]]])

@@ -123,8 +123,8 @@ def run_side_by_side(directory: Path, backends: dict, *args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory):
-    return run_side_by_side(tmp_path_factory.mktemp("isolated"), ISOLATED, f"--timeout={TIMEOUT_S}",
-                            f"--memory-limit={MEMORY_LIMIT_MIB}")
+    return run_side_by_side(tmp_path_factory.mktemp("isolated"), ISOLATED, f"--conformance-timeout={TIMEOUT_S}",
+                            f"--conformance-memory-limit={MEMORY_LIMIT_MIB}")
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,9 @@ from functools import cache
 
 import pytest
 
-from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+from conformance.cases import bundled_case_dir, load_registry
 from conformance.compare import Outcome, evaluate
-from conformance.expand import expand
-from reference_backend import ReferenceBackend
+from conformance.expand import load_items
 from tests.mutants import MUTANTS, Mutant
 from tests.mutants_paths import PATH_MUTANTS, PathMutant
 
@@ -25,9 +24,8 @@ REGISTRY = load_registry(bundled_case_dir())
 @cache
 def items_round_robin():
     by_class = defaultdict(list)
-    for file in case_files(bundled_case_dir()):
-        for case in load_case_file(file, REGISTRY):
-            by_class[file.name, case.name.split("/")[0]] += expand(case)
+    for item in load_items(bundled_case_dir(), REGISTRY):
+        by_class[item.case.file.name, item.case.name.split("/")[0]].append(item)
     return [item for batch in itertools.zip_longest(*by_class.values()) for item in batch if item]
 
 
@@ -43,9 +41,8 @@ class MutantBackend:
     def run(self, model, inputs):
         if isinstance(self.mutant, PathMutant):
             return self.mutant.run(model, inputs)
-        with self.mutant.patch():
-            rep = ReferenceBackend.prepare(model)
-            return rep.run([inputs[vi.name] for vi in model.graph.input])
+        rep = self.mutant.backend.prepare(model)
+        return rep.run([inputs[vi.name] for vi in model.graph.input])
 
 
 def first_kill(mutant: Mutant | PathMutant) -> str | None:

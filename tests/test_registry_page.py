@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from conformance.cases import bundled_case_dir
+import re
+
+from conformance.cases import bundled_case_dir, load_registry
 from conformance.cli import main
 from conformance.registry_page import render
 
@@ -14,6 +16,14 @@ def test_the_committed_page_is_current():
     )
 
 
-def test_the_command_writes_the_page(tmp_path, capsys):
+def test_the_command_writes_the_page_with_every_entry_its_reference_reading_and_consistent_counts(tmp_path):
     assert main(["registry", "--output", str(tmp_path / "page.md")]) == 0
-    assert (tmp_path / "page.md").read_text().startswith("# Open questions of the max-pooling documents")
+    page = (tmp_path / "page.md").read_text()
+    registry = load_registry(bundled_case_dir())
+    for key, entry in registry.items():
+        row = re.search(rf"^\| \[`{re.escape(key)}`\]\(#{re.escape(key)}\) \|.*\| (\d+) \|$", page, re.M)
+        assert row, f"{key} has no row in the table"
+        section = page.split(f"\n## {key}\n", 1)[1].split("\n## ", 1)[0]
+        assert f"- `{entry.reference}` **(reference backend)**" in section
+        per_case = [int(n) for n in re.findall(r"^- .+: (\d+)$", section.split("Cases (items at seed 0):")[1], re.M)]
+        assert sum(per_case) == int(row.group(1)), key

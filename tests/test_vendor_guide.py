@@ -9,9 +9,12 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
+
+from conformance import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -63,10 +66,16 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     built = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(source)], tmp_path)
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "dist").glob("maxpool_conformance-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+        license_text = archive.read(next(n for n in archive.namelist() if n.endswith("licenses/LICENSE"))).decode()
+    assert "Classifier: Framework :: Pytest" in metadata and "License-Expression: Apache-2.0" in metadata
+    assert f"Version: {__version__}" in metadata and "Apache License\n                           Version 2.0, January 2004" in license_text
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], tmp_path).check_returncode()
     python, bin_dir = venv / "bin" / "python", venv / "bin"
-    installed = run([str(python), "-m", "pip", "install", "-q", f"{wheel}[ort]"], tmp_path)
+    # pytest-timeout beside it, as in many environments: its --timeout and ours must not collide
+    installed = run([str(python), "-m", "pip", "install", "-q", f"{wheel}[ort]", "pytest-timeout"], tmp_path)
     assert installed.returncode == 0, installed.stderr
 
     # The adapter as a package of its own, registered under the README's entry point.
@@ -91,8 +100,15 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     first, draft, again = commands()[1:]
     assert first.startswith("pytest --pyargs conformance --backend=my-runtime ")
     assert run([str(bin_dir / first.split()[0]), *first.split()[1:]], elsewhere).returncode == 1
+    first_run = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
+    # --lf reruns just the failures, found again by their node ids (report elsewhere: the draft reads this one)
+    last_failed = [word.replace("reports/my-runtime", "reports/last-failed") for word in first.split()] + ["--lf"]
+    assert run([str(bin_dir / last_failed[0]), *last_failed[1:]], elsewhere).returncode == 1
+    rerun_outcomes = json.loads((elsewhere / "reports" / "last-failed" / "results.json").read_text())["summary"]
+    assert rerun_outcomes == {o: n for o, n in first_run.items() if o in ("fail", "error", "crash", "timeout")}
     assert run([str(bin_dir / draft.split()[0]), *draft.split()[1:]], elsewhere).returncode == 0
     rerun = run([str(bin_dir / again.split()[0]), *again.split()[1:]], elsewhere)
     assert rerun.returncode == 0, rerun.stdout[-3000:]
     summary = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
     assert summary["xfail"] > 300 and not {"fail", "error", "xpass"} & set(summary)
+

@@ -57,6 +57,7 @@ def _options(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def load_backend(spec: str) -> Backend:
+    given = spec
     spec, options = _options(spec)
     if ":" in spec:
         module_name, _, attribute = spec.partition(":")
@@ -66,6 +67,8 @@ def load_backend(spec: str) -> Backend:
             target = getattr(importlib.import_module(module_name), attribute)
         except (ImportError, AttributeError) as e:
             raise BackendNotFound(f"cannot import backend {spec!r}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - the adapter's own fault (a SyntaxError...): one line, not a traceback
+            raise BackendNotFound(f"cannot import backend {spec!r}: {type(e).__name__}: {e}") from e
     else:
         found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]
         if not found:
@@ -76,9 +79,17 @@ def load_backend(spec: str) -> Backend:
             )
         target = found[0].load()
     if isinstance(target, type) and issubclass(target, OnnxBackend):
-        if options:
-            raise BackendNotFound(f"{spec!r} is an onnx Backend class and takes no options")
-        return OnnxBackendAdapter(target, name=spec)
+        device = options.pop("device", "CPU")  # prepare(model, device=...): onnx's "CPU", "CUDA", "CUDA:1"
+        if options and not hasattr(target, "configured"):
+            raise BackendNotFound(f"{spec!r} is an onnx Backend class: its one option is device, not {', '.join(options)}")
+        if options:  # a Backend class may offer `configured(**options)`, returning another class
+            try:
+                target = target.configured(**options)
+            except (TypeError, ValueError) as e:
+                raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
+        if not target.supports_device(device):
+            raise BackendNotFound(f"{spec!r}: supports_device({device!r}) is False")
+        return OnnxBackendAdapter(target, name=given, device=device)
     try:
         backend = target(**options) if isinstance(target, type) else target
     except (TypeError, ValueError) as e:

@@ -21,14 +21,16 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from ..semantics import OPENVINO_DOMAIN
 from .base import Unsupported
 
-OPENVINO_DOMAIN = "org.openvinotoolkit"
 # Where OpenVINO says it cannot, rather than should not, run a model.
 CANNOT = re.compile(r"No conversion rule|is not supported|not supported yet|Unsupported operation of type|"
                     r"unsupported element type|Unsupported ONNX data type", re.IGNORECASE)
 # Lines of an OpenVINO message that say where, not why.
 WHERE = ("Exception from", "Check '", "While validating", "FrontEnd API failed", "Model wasn't", "Summary")
+# ... and lines that announce the reason on the next line ("MaxPool-1 with a message:").
+HEADING = ("with a message:", "Failed operations detailed log:")
 ELEMENT_TYPES = {onnx.TensorProto.FLOAT16: "f16", onnx.TensorProto.FLOAT: "f32", onnx.TensorProto.DOUBLE: "f64",
                  onnx.TensorProto.BFLOAT16: "bf16", onnx.TensorProto.INT8: "i8", onnx.TensorProto.UINT8: "u8",
                  onnx.TensorProto.INT32: "i32", onnx.TensorProto.INT64: "i64"}
@@ -68,7 +70,7 @@ class OpenVinoBackend:
             cannot = next((line for line in lines if CANNOT.search(line)), None)
             if cannot:
                 raise Unsupported("\n".join([cannot] + lines)) from e
-            why = next((line for line in lines if not line.startswith(WHERE)), None)
+            why = next((line for line in lines if not line.startswith(WHERE) and not line.endswith(HEADING)), None)
             if why is None:
                 raise
             raise type(e)("\n".join([why] + lines)) from e

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from reference_backend.geometry import GeometryError, pool_axes, unpool_shape
+from ..semantics import GeometryError, pool_axes, unpool_shape
 
 from ..cases import Ambiguity, Source, _build_case
 from ..limits import DEFAULT_LIMITS

@@ -1,26 +1,34 @@
-"""Pooling window geometry along each spatial axis, for any spatial rank.
+"""Pooling window geometry along each spatial axis, for any spatial rank, ai.onnx's and OpenVINO's.
 
-Output sizes follow the formulas of the ONNX MaxPool documents (1-22). Where the documents leave
-something open, the choice made here is named in ``cases/ambiguities.yaml``:
+Output sizes follow the documents' formulas. Where the documents leave something open, the
+result depends on ``readings`` (see :mod:`.readings`); by default:
 
 * ceil_mode drops a last window that would start in the end padding
   (``ceil-window-starts-in-padding``);
 * VALID and SAME_* use their own formulas, which do not depend on ceil_mode
   (``auto-pad-with-ceil-mode``);
 * a negative SAME pad total (stride larger than the kernel extent) is clamped to 0
-  (``same-pad-negative``).
+  (``same-pad-negative``);
+* SAME gives ceil(size / stride) outputs (``same-description-vs-formula``);
+* ``auto_pad=""`` is not one of the four values the documents allow (``auto-pad-empty-string``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from fractions import Fraction
+from math import ceil, floor
+from typing import Any, Mapping, Sequence
+
+from .readings import DEFAULT, REJECTED, Readings
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+OPENVINO_AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower")
+OPENVINO_DOMAIN = "org.openvinotoolkit"
 
 
 class GeometryError(ValueError):
-    """The attributes and the input shape do not describe a valid pooling."""
+    """The attributes and the input shape do not describe a valid pooling (under these readings)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,9 @@ class Axis:
     def positions(self, o: int) -> list[int]:
         return [self.start(o) + j * self.dilation for j in range(self.kernel)]
 
+    def holds_an_element(self, o: int) -> bool:
+        return any(0 <= p < self.size for p in self.positions(o))
+
     @property
     def end_overhang(self) -> int:
         """Positions past ``pad_end`` that the last window reaches (ceil_mode)."""
@@ -52,6 +63,11 @@ class Axis:
             return 0
         needed = (self.out - 1) * self.stride + self.extent
         return max(0, needed - (self.pad_begin + self.size + self.pad_end))
+
+
+def has_empty_window(axes: Sequence[Axis]) -> bool:
+    """Whether some window holds no input element (it lies wholly in padding, or past the input)."""
+    return any(not a.holds_an_element(o) for a in axes for o in range(a.out))
 
 
 def pool_axes(
@@ -62,7 +78,9 @@ def pool_axes(
     dilations: Sequence[int] | None = None,
     auto_pad: str = "NOTSET",
     ceil_mode: int = 0,
+    readings: Readings = DEFAULT,
 ) -> tuple[Axis, ...]:
+    """ai.onnx MaxPool's axes (and those of ONNX Runtime's NHWC MaxPools, which share its text)."""
     rank = len(kernel_shape)
     if len(spatial_shape) != rank:
         raise GeometryError(
@@ -70,9 +88,11 @@ def pool_axes(
         )
     strides = list(strides) if strides else [1] * rank
     dilations = list(dilations) if dilations else [1] * rank
-    pads = list(pads) if pads else [0] * (2 * rank)
-    if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
+    explicit_pads = list(pads) if pads else [0] * (2 * rank)
+    if len(strides) != rank or len(dilations) != rank or len(explicit_pads) != 2 * rank:
         raise GeometryError("strides, dilations and pads must match the kernel rank (pads twice)")
+    if auto_pad == "" and readings["auto-pad-empty-string"] == "notset":
+        auto_pad = "NOTSET"
     if auto_pad not in AUTO_PADS:
         raise GeometryError(f"auto_pad {auto_pad!r} is not one of {', '.join(AUTO_PADS)}")
 
@@ -83,36 +103,56 @@ def pool_axes(
             raise GeometryError("kernel_shape, strides and dilations must be positive")
         extent = (k - 1) * d + 1
         if auto_pad == "NOTSET":
-            begin, end = pads[i], pads[i + rank]
+            begin, end = explicit_pads[i], explicit_pads[i + rank]
             if begin < 0 or end < 0:
                 raise GeometryError("pads must be non-negative")
-            span = size + begin + end - extent
-            if ceil_mode:
-                out = -(-span // s) + 1
-                if out > 0 and (out - 1) * s >= size + begin:
-                    out -= 1
-            else:
-                out = span // s + 1
+            out = _explicit_size(size + begin + end - extent, s, ceil_mode)
+            if (ceil_mode and out > 0 and (out - 1) * s >= size + begin
+                    and readings["ceil-window-starts-in-padding"] == "drop-window-starting-past-input"):
+                out -= 1
         elif auto_pad == "VALID":
             begin = end = 0
             out = -(-(size - extent + 1) // s)
+            if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
+                out = _explicit_size(size - extent, s, ceil_mode)
         else:
-            begin, end, out = _same_padding(size, s, extent, upper=auto_pad == "SAME_UPPER")
+            begin, end, out = _onnx_same(i, size, s, extent, auto_pad == "SAME_UPPER", readings)
+            if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
+                out = _explicit_size(size + begin + end - extent, s, ceil_mode)
         if out < 0:
             raise GeometryError(
                 f"spatial axis {i}: the kernel extent {extent} exceeds the padded input "
                 f"({size} + pads); the output size would be {out}"
             )
         axes.append(Axis(size, k, s, d, begin, end, out))
+    if readings["window-in-padding-only"] == REJECTED and has_empty_window(axes):
+        raise GeometryError("a window holds padding only")
     return tuple(axes)
 
 
-def _same_padding(size: int, stride: int, extent: int, upper: bool) -> tuple[int, int, int]:
-    """(pad_begin, pad_end, out) of SAME padding, in ONNX and OpenVINO alike: ceil(size / stride)
-    outputs, the pad total of the dilated extent, its odd element at the end (upper) or the
-    beginning (lower); never negative (``same-pad-negative``)."""
+def _explicit_size(span: int, stride: int, rounding_up: int) -> int:
+    """floor or ceil of span / stride, plus 1."""
+    return (-(-span // stride) if rounding_up else span // stride) + 1
+
+
+def _onnx_same(axis: int, size: int, stride: int, extent: int, upper: bool, readings: Readings) -> tuple[int, int, int]:
+    if readings["same-description-vs-formula"] == "same-as-input":
+        return _split(size, (size - 1) * stride + extent - size, upper)
     out = -(-size // stride)
-    total = max(0, (out - 1) * stride + extent - size)
+    total = (out - 1) * stride + extent - size
+    if total >= 0:
+        return _split(out, total, upper)
+    reading = readings["same-pad-negative"]
+    if reading == REJECTED:
+        raise GeometryError(f"spatial axis {axis}: the SAME pad total {total} is negative")
+    if reading == "negative-split":  # C++ integer division truncates towards zero: -3 / 2 = -1
+        small = -(-total // 2)
+        return (small, total - small, out) if upper else (total - small, small, out)
+    return _split(out, 0, upper)
+
+
+def _split(out: int, total: int, upper: bool) -> tuple[int, int, int]:
+    """(pad_begin, pad_end, out): the odd element of the total at the end (upper) or the beginning."""
     small, large = total // 2, total - total // 2
     return (small, large, out) if upper else (large, small, out)
 
@@ -142,9 +182,6 @@ def unpool_shape(
     return tuple(shape)
 
 
-OPENVINO_AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower")
-
-
 def openvino_axes(
     spatial_shape: Sequence[int],
     kernel: Sequence[int],
@@ -154,6 +191,7 @@ def openvino_axes(
     dilations: Sequence[int] | None = None,
     auto_pad: str = "explicit",
     rounding_type: str = "floor",
+    readings: Readings = DEFAULT,
 ) -> tuple[Axis, ...]:
     """OpenVINO MaxPool-1 and -8 geometry (001_..., 004_... in ../shared/seeds), which differs from
     ONNX's where the registry says so:
@@ -162,8 +200,8 @@ def openvino_axes(
       even one that starts in the end padding (``openvino-window-without-element``);
     * valid: no padding, but rounding_type applies: ceil keeps a partial last window, as
       MaxPool-8's example 5 shows (``openvino-valid-ceil``);
-    * same_upper / same_lower: ceil(size / stride) outputs, the pad total including dilation,
-      the odd element at the end (upper) or the beginning (lower); rounding_type does not apply
+    * same_upper / same_lower: by default ceil(size / stride) outputs, the pad total including
+      dilation, the odd element at the end (upper) or the beginning (lower)
       (``openvino-same-output-size``);
     * pads_begin and pads_end count only when auto_pad is explicit.
     """
@@ -175,14 +213,17 @@ def openvino_axes(
         raise GeometryError("strides, pads_begin, pads_end and dilations must have one value per kernel axis")
     if auto_pad not in OPENVINO_AUTO_PADS:
         raise GeometryError(f"auto_pad {auto_pad!r} is not one of {', '.join(OPENVINO_AUTO_PADS)}")
+    zero_allowed = readings["openvino-zero-stride-or-dilation"] == "allowed"
     axes = []
     for i in range(rank):
         size, k, s, d = spatial_shape[i], kernel[i], strides[i], dilations[i]
-        if k < 1 or s < 1 or d < 1:
+        if k < 1 or s < 0 or d < 0 or not zero_allowed and (s < 1 or d < 1):
             raise GeometryError("kernel, strides and dilations must be positive")
+        if s == 0:  # allowed by the documents' range, and yet the output size formulas divide by it
+            raise GeometryError(f"spatial axis {i}: a stride of 0; the documents' output size divides by it")
         extent = (k - 1) * d + 1
         if auto_pad.startswith("same"):
-            begin, end, out = _same_padding(size, s, extent, upper=auto_pad == "same_upper")
+            begin, end, out = _openvino_same(size, s, extent, auto_pad == "same_upper", rounding_type, readings)
         else:
             begin, end = (pads_begin[i], pads_end[i]) if auto_pad == "explicit" else (0, 0)
             if begin < 0 or end < 0:
@@ -190,6 +231,40 @@ def openvino_axes(
             span = size + begin + end - extent
             if span < 0:
                 raise GeometryError(f"spatial axis {i}: the kernel extent {extent} exceeds the padded input")
-            out = (-(-span // s) if rounding_type == "ceil" else span // s) + 1
+            out = _explicit_size(span, s, rounding_type == "ceil")
+            if auto_pad == "valid" and readings["openvino-valid-ceil"] == "valid-formula":
+                out = -(-(size - extent + 1) // s)
+            if readings["openvino-1-formula-parentheses"] == "as-printed":  # only the kernel divided
+                value = size + begin + end - Fraction(k, s)
+                out = (ceil(value) if rounding_type == "ceil" else floor(value)) + 1
         axes.append(Axis(size, k, s, d, begin, end, out))
     return tuple(axes)
+
+
+def _openvino_same(size: int, stride: int, extent: int, upper: bool, rounding_type: str,
+                   readings: Readings) -> tuple[int, int, int]:
+    reading = readings["openvino-same-output-size"]
+    if reading == "input-size":
+        return _split(size, (size - 1) * stride + extent - size, upper)
+    out = -(-size // stride)
+    begin, end, out = _split(out, max(0, (out - 1) * stride + extent - size), upper)
+    if reading == "rounding-after-same-pads":  # the explicit formula over the SAME pads
+        out = _explicit_size(size + begin + end - extent, stride, rounding_type == "ceil")
+    return begin, end, out
+
+
+def _text(value: Any) -> Any:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def node_axes(domain: str, attributes: Mapping[str, Any], spatial_shape: Sequence[int],
+              readings: Readings = DEFAULT) -> tuple[Axis, ...]:
+    """The axes of a MaxPool node of ``domain`` from its attributes (strings or bytes), for an input
+    whose spatial shape (channels-first) is ``spatial_shape``."""
+    a = {name: _text(value) for name, value in attributes.items()}
+    if domain == OPENVINO_DOMAIN:
+        return openvino_axes(spatial_shape, a["kernel"], a["strides"], a["pads_begin"], a["pads_end"],
+                             a.get("dilations"), a.get("auto_pad", "explicit"), a.get("rounding_type", "floor"),
+                             readings)
+    return pool_axes(spatial_shape, a["kernel_shape"], a.get("strides"), a.get("pads"), a.get("dilations"),
+                     a.get("auto_pad", "NOTSET"), a.get("ceil_mode", 0), readings)
