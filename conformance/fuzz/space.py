@@ -199,11 +199,13 @@ def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
     row = draw(st.sampled_from(("small", "vector", "wide")))  # the innermost axis: a row kernel's path
     if row != "small":
         sizes[-1] = draw(st.sampled_from(WIDTHS if row == "vector" else WIDE_ROWS))
+    # Keep it small: halve the outer spatial axes first (largest first), then N, then C (whose
+    # remainders modulo 8 and 16 are selectors), the innermost axis (the row kernel's) last.
     dims = [n, c] + sizes
-    while int(np.prod(dims)) > MAX_ELEMENTS:  # keep it small: halve the largest, the innermost axis last
-        outer = dims[:-1]
-        largest = int(np.argmax(outer)) if max(outer) > 1 else len(dims) - 1
-        dims[largest] = max(1, dims[largest] // 2)
+    order = sorted(range(2, len(dims) - 1), key=lambda i: -dims[i]) + [0, 1, len(dims) - 1]
+    while int(np.prod(dims)) > MAX_ELEMENTS:
+        axis = next(i for i in order if dims[i] > 1)
+        dims[axis] = max(1, dims[axis] // 2)
     return dims[:2], dims[2:]
 
 
@@ -345,6 +347,8 @@ BREAKS = {
     "type_not_allowed": "the version does not accept this element type",
     "storage_order_out_of_range": "storage_order is 0 or 1",
     "unknown_auto_pad": "auto_pad is one of the documented strings",
+    "unknown_activation": "activation is Relu or Clip (nhwc-activation)",
+    "activation_bounds_reversed": "activation_params are [min, max] with min <= max (nhwc-activation)",
 }
 
 
@@ -363,6 +367,8 @@ def broken(draw, config: dict[str, Any]) -> dict[str, Any]:
         choices += ["zero_stride", "pads_wrong_length", "unknown_attribute"]
         if target.op == "MaxPool":
             choices += ["unknown_auto_pad"] + (["storage_order_out_of_range"] if "storage_order" in sig.attributes else [])
+        if "activation" in sig.attributes:
+            choices += ["unknown_activation", "activation_bounds_reversed"]
     rule = draw(st.sampled_from(choices))
     dtype = config["dtype"]
     if rule == "zero_kernel":
@@ -387,6 +393,10 @@ def broken(draw, config: dict[str, Any]) -> dict[str, Any]:
         a["auto_pad"] = "SAME"
     elif rule == "storage_order_out_of_range":
         a["storage_order"] = 2
+    elif rule == "unknown_activation":
+        a.update(activation="Sigmoid", activation_params=[0.0, 6.0])
+    elif rule == "activation_bounds_reversed":
+        a.update(activation="Clip", activation_params=[6.0, 0.0])
     else:
         dtype = draw(st.sampled_from(refused))
         config = dict(config, filling=dict(config["filling"], palette=special_values(dtype)[:1]))
