@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree
 
-import numpy as np
 import pytest
 
 from conformance.plugin import PACKAGE_DIR

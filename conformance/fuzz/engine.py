@@ -30,7 +30,7 @@ from ..dtypes import DTYPES
 from ..compare import Outcome, SuiteError, Verdict, evaluate
 from ..expand import Item
 from .cases import NotDrawable, build_item
-from .space import Target, configurations, special_values, strata, with_changes
+from .space import Target, configurations, strata, with_changes
 
 FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 DEFAULT_BUDGET = 1000
