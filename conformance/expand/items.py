@@ -24,9 +24,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
-from .dtypes import DTYPES, DType
-from .operators import OpVersion, operators
+from ..load.cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
+from ..load.dtypes import DTYPES, DType
+from ..load.operators import OpVersion, operators
 
 ONNX_DOMAIN = "ai.onnx"
 CHANNELS_LAST = "channels_last"

@@ -24,7 +24,8 @@ from .limits import DEFAULT_LIMITS, Limits, ReadRefused, check_structure, read_t
 from .operators import Operator, operators
 from .parameters import ParameterError, instances
 
-SCHEMA_DIR = Path(__file__).with_name("schema")
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+SCHEMA_DIR = PACKAGE_DIR / "schema"
 REGISTRY_FILE = "ambiguities.yaml"
 DEFAULT_DOMAIN = "ai.onnx"
 CASE_SUFFIXES = (".yaml", ".yml")
@@ -506,8 +507,8 @@ def _check_nesting(data: Any, limits: Limits, error) -> None:
 
 def bundled_case_dir() -> Path:
     """The cases shipped with the suite: the wheel's copy, else ``cases/`` of the source checkout."""
-    installed = Path(__file__).resolve().parent / "bundled_cases"
-    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "cases"
+    installed = PACKAGE_DIR / "bundled_cases"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "cases"
 
 
 def case_files(case_dir: Path) -> list[Path]:
