@@ -17,17 +17,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import lock
 from .backends import load_backend, registered_backends
-from .cases import CaseError, bundled_case_dir
-from .expectations import draft_expectations
 from .export import export
 from .fuzz import command as fuzz_command
-from .html_report import render_html
-from .registry_page import render
-from .report import HTML_FILE, MARKDOWN_FILE, write_atomically
-from .runs import compare_runs, render_comparison
-from .summary import ResultsError, load, render_markdown
+from .judge import lock
+from .judge.expectations import draft_expectations
+from .load.cases import CaseError, bundled_case_dir
+from .report.compare_runs import compare_runs, render_comparison
+from .report.html import render_html
+from .report.registry_page import render
+from .report.results import ResultsError, load, render_markdown
+from .report.writer import HTML_FILE, MARKDOWN_FILE, write_atomically
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +80,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "fuzz":
         return fuzz_command.main(args)
     if args.command == "coverage":
-        from .coverage import render as render_coverage
+        from .report.coverage import render as render_coverage
         sys.stdout.write(render_coverage(args.cases))
         return 0
     if args.command == "expectations":

@@ -24,10 +24,10 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .ambiguities import detected
-from .cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
-from .compare import expected_outputs
-from .expand import Item, expand
+from .expand.items import Item, expand
+from .judge.ambiguities import detected
+from .judge.verdict import expected_outputs
+from .load.cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
 from .semantics import node_axes
 
 

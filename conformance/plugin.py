@@ -20,15 +20,15 @@ import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import InProcessBackend, IsolatedBackend
-from .case_cache import ExpansionCache, expand_file
-from .cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
-from .compare import Outcome, SuiteError, Verdict, evaluate
-from .expand import Item
-from .expectations import Expectations, file_names, load_expectations, load_skips
-from .limits import NAMES as LIMIT_NAMES
-from .limits import parse_limits
-from .lock import Lock, lock_path
-from .report import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
+from .expand.cache import ExpansionCache, expand_file
+from .expand.items import Item
+from .judge.expectations import Expectations, file_names, load_expectations, load_skips
+from .judge.lock import Lock, lock_path
+from .judge.verdict import Outcome, SuiteError, Verdict, evaluate
+from .load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
+from .load.limits import NAMES as LIMIT_NAMES
+from .load.limits import parse_limits
+from .report.writer import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"

@@ -1,6 +1,6 @@
 """What each operator version accepts, as the reference backend enforces it.
 
-Transcribed from the documents independently of the suite's ``conformance/operators.yaml``;
+Transcribed from the documents independently of the suite's ``conformance/load/operators.yaml``;
 tests/test_operators.py checks both against ``onnx.defs``.
 """
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conformance.backends import load_backend
 from conformance.backends.isolated import IsolatedBackend
-from conformance.cases import bundled_case_dir, load_registry
+from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.fuzz.engine import Fuzzer
 from conformance.fuzz.space import all_targets
 

@@ -13,7 +13,7 @@ from typing import Callable
 import ml_dtypes
 import numpy as np
 
-from conformance.cases import bundled_case_dir, load_registry
+from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.semantics import OPENVINO_DOMAIN, QUESTIONS, Axis
 from reference_backend import ReferenceBackend
 

@@ -180,9 +180,9 @@ def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=
 
 
 def naive_outputs(item, written):
-    """The outputs of a suite item (``conformance.expand.Item``) by the naive loops, from its inputs
+    """The outputs of a suite item (``conformance.expand.items.Item``) by the naive loops, from its inputs
     as the case writes them (channels-first); Y in the operator's own layout, as the model gives it."""
-    from conformance.expand import stored
+    from conformance.expand.items import stored
 
     attrs = dict(item.case.attributes)
     count = len(item.outputs)

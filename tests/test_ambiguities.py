@@ -7,9 +7,9 @@ import json
 import pytest
 import yaml
 
-from conformance.ambiguities import _PREFILTERS, detected
-from conformance.cases import bundled_case_dir, load_case_file, load_registry
-from conformance.expand import expand, load_items
+from conformance.expand.items import expand, load_items
+from conformance.judge.ambiguities import _PREFILTERS, detected
+from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 
 REGISTRY = load_registry(bundled_case_dir())
 

@@ -11,10 +11,10 @@ import shutil
 import numpy as np
 import pytest
 
-from conformance.cases import CaseError, bundled_case_dir, load_case_file, load_registry
 from conformance.cli import main
-from conformance.dtypes import DTYPES
-from conformance.expand import expand
+from conformance.expand.items import expand
+from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
+from conformance.load.dtypes import DTYPES
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
 

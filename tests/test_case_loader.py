@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from conformance.cases import CaseError, bundled_case_dir, load_case_file, load_registry
-from conformance.expand import expand
+from conformance.expand.items import expand
+from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
 from tests.samples import SMALL_CASE
 
 

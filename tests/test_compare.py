@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from conformance.backends import Unsupported
-from conformance.cases import bundled_case_dir, load_case_file, load_registry
-from conformance.compare import Outcome, compare, evaluate, expected_outputs, same_bits
-from conformance.expand import expand
+from conformance.expand.items import expand
+from conformance.judge.verdict import Outcome, compare, evaluate, expected_outputs, same_bits
+from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 from reference_backend import ReferenceBackend
 
 REGISTRY = load_registry(bundled_case_dir())

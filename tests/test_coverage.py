@@ -3,8 +3,8 @@ README shows the table as the cases make it today."""
 
 from pathlib import Path
 
-from conformance.cases import bundled_case_dir
-from conformance.coverage import crossing, problems, render, selectors_data
+from conformance.load.cases import bundled_case_dir
+from conformance.report.coverage import crossing, problems, render, selectors_data
 
 README = Path(__file__).parents[1] / "README.md"
 BEGIN, END = "<!-- coverage table: conformance coverage -->\n", "<!-- end of coverage table -->"

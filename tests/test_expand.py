@@ -10,8 +10,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from conformance.cases import bundled_case_dir, load_case_file, load_registry
-from conformance.expand import expand, load_items
+from conformance.expand.items import expand, load_items
+from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 
 
 def bundled_items():

@@ -11,10 +11,10 @@ import pytest
 from onnx.backend.test.loader import load_model_tests
 from onnx.backend.test.runner import Runner
 
-from conformance.case_cache import expand_file
-from conformance.cases import bundled_case_dir, case_files, load_registry
 from conformance.cli import main
-from conformance.limits import DEFAULT_LIMITS
+from conformance.expand.cache import expand_file
+from conformance.load.cases import bundled_case_dir, case_files, load_registry
+from conformance.load.limits import DEFAULT_LIMITS
 from reference_backend import ReferenceBackend
 
 

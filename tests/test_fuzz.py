@@ -12,15 +12,15 @@ import time
 import jsonschema
 import pytest
 
-from conformance.cases import SCHEMA_DIR, load_case_file
+from conformance.load.cases import SCHEMA_DIR, load_case_file
 from conformance.cli import main
-from conformance.compare import Outcome, evaluate
-from conformance.expand import expand
+from conformance.judge.verdict import Outcome, evaluate
+from conformance.expand.items import expand
 from conformance.fuzz.command import write_fuzz_reports
 from conformance.fuzz.engine import DEFAULT_BUDGET, Fuzzer
 from conformance.fuzz.output import GENERIC_RUNNER, repro_script, write_cases, write_repros
 from conformance.fuzz.space import all_targets, select_targets
-from conformance.report import environment
+from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter
 from reference_backend import ReferenceBackend
 from tests.mutants import MUTANTS

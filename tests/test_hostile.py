@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cases import CaseError, bundled_case_dir, escaped, load_case_file, load_registry
-from conformance.expand import expand
-from conformance.limits import parse_limits
+from conformance.expand.items import expand
+from conformance.load.cases import CaseError, bundled_case_dir, escaped, load_case_file, load_registry
+from conformance.load.limits import parse_limits
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.cases import bundled_case_dir
-from conformance.compare import same_bits
-from conformance.expand import load_items
+from conformance.expand.items import load_items
+from conformance.judge.verdict import same_bits
+from conformance.load.cases import bundled_case_dir
 from conformance.semantics import QUESTIONS, Readings
 from reference_backend import ReferenceBackend
 from tests.naive import naive_outputs

@@ -9,11 +9,11 @@ import textwrap
 
 import pytest
 
-from conformance import ambiguities, lock
-from conformance.cases import bundled_case_dir, load_registry
-from conformance.compare import evaluate
-from conformance.expand import load_items
-from conformance.lock import Lock, LockError, lock_path
+from conformance.expand.items import load_items
+from conformance.judge import ambiguities, lock
+from conformance.judge.lock import Lock, LockError, lock_path
+from conformance.judge.verdict import evaluate
+from conformance.load.cases import bundled_case_dir, load_registry
 
 CASES = """\
     op: MaxPool

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.cases import CaseError, bundled_case_dir, load_case_file, load_registry
-from conformance.expand import expand
+from conformance.expand.items import expand
+from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
 

@@ -12,9 +12,9 @@ from functools import cache
 
 import pytest
 
-from conformance.cases import bundled_case_dir, load_registry
-from conformance.compare import Outcome, evaluate
-from conformance.expand import load_items
+from conformance.expand.items import load_items
+from conformance.judge.verdict import Outcome, evaluate
+from conformance.load.cases import bundled_case_dir, load_registry
 from tests.mutants import MUTANTS, Mutant
 from tests.mutants_paths import PATH_MUTANTS, PathMutant
 

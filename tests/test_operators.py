@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from onnx import TensorProto, defs
 
-from conformance.operators import operators
+from conformance.load.operators import operators
 from reference_backend.signatures import SIGNATURES
 
 KIND = {defs.OpSchema.AttrType.INT: "int", defs.OpSchema.AttrType.INTS: "ints",

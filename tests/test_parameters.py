@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.cases import CaseError, bundled_case_dir, load_case_file, load_registry
-from conformance.parameters import pairwise, product
+from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
+from conformance.load.parameters import pairwise, product
 
 
 @settings(max_examples=200, deadline=None)
@@ -74,7 +74,7 @@ def test_each_row_becomes_a_named_instance_with_its_values_substituted(tmp_path)
      "instance strided/1d-no_ceil_mode: kernel_shape has 2 axes but X has rank 3"),
 ])
 def test_parameter_mistakes_name_the_case_and_field(tmp_path, change, words):
-    from conformance.expand import expand
+    from conformance.expand.items import expand
 
     with pytest.raises(CaseError, match=re.escape(words)) as info:
         for case in load_text(tmp_path, PARAMETERISED.replace(*change)):

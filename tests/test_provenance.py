@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import bundled_case_dir, case_files, load_case_file, load_registry
+from conformance.load.cases import bundled_case_dir, case_files, load_case_file, load_registry
 
 SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
 pytestmark = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seed documents are not at {SEEDS}")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from conformance.cases import bundled_case_dir, load_registry
 from conformance.cli import main
-from conformance.registry_page import render
+from conformance.load.cases import bundled_case_dir, load_registry
+from conformance.report.registry_page import render
 
 
 def test_the_committed_page_is_current():

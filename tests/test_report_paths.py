@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import report
 from conformance.plugin import PACKAGE_DIR
-from conformance.report import ReportDirectory, ReportError, Results, write_reports
+from conformance.report import writer as report
+from conformance.report.writer import ReportDirectory, ReportError, Results, write_reports
 from tests.samples import SMALL_CASE
 
 ROOT = PACKAGE_DIR.parent

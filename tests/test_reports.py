@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from conformance.cli import main
-from conformance.html_report import render_html
 from conformance.plugin import PACKAGE_DIR
+from conformance.report.html import render_html
 from tests.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
@@ -168,7 +168,7 @@ def test_a_drafted_expectations_file_turns_exactly_the_failures_into_xfail(pytes
 def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_path):
     """The committed ONNX Runtime run: the draft needs few globs, each wrong item matches one with
     its own outcome, and no passing item matches any."""
-    from conformance.expectations import load_expectations
+    from conformance.judge.expectations import load_expectations
 
     document = json.loads((PACKAGE_DIR.parent / "reports" / "example" / "results.json").read_text())
     assert main(["expectations", str(PACKAGE_DIR.parent / "reports" / "example" / "results.json"),

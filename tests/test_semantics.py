@@ -9,10 +9,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.ambiguities import _may_differ, _View, answer
-from conformance.cases import bundled_case_dir, load_registry
-from conformance.compare import same_bits
-from conformance.expand import load_items, qualified_op, stored
+from conformance.expand.items import load_items, qualified_op, stored
+from conformance.judge.ambiguities import _may_differ, _View, answer
+from conformance.judge.verdict import same_bits
+from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.semantics import QUESTIONS, Readings, UnknownReading
 
 REGISTRY = load_registry(bundled_case_dir())

@@ -137,8 +137,8 @@ def test_a_directory_without_a_file_for_the_backend_says_so(pytester):
 def test_openvino_s_reason_survives_its_conversion_report():
     pytest.importorskip("openvino")
     from conformance.backends import load_backend
-    from conformance.cases import bundled_case_dir, load_case_file, load_registry
-    from conformance.expand import expand
+    from conformance.expand.items import expand
+    from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 
     # A static empty batch fails in the frontend's conversion report, which reads
     # "MaxPool-1 with a message:" and gives the reason lines later.
@@ -151,8 +151,8 @@ def test_openvino_s_reason_survives_its_conversion_report():
 
 
 def test_results_json_keeps_the_whole_reason_and_displays_cut_at_a_word(tmp_path):
-    from conformance.compare import evaluate
-    from conformance.summary import shorten
+    from conformance.judge.verdict import evaluate
+    from conformance.report.results import shorten
     from tests.test_compare import bundled
 
     location = "pool_attributes.h:88 onnxruntime::PoolAttributes::PoolAttributes(" + "x" * 300 + ") was false. "
@@ -282,7 +282,7 @@ def _record(backend, version, case, outcome, message, shape=(1, 1, 4), **attribu
 def test_the_html_report_clusters_failures_by_cause_per_backend_with_links():
     import re
 
-    from conformance.html_report import render_html
+    from conformance.report.html import render_html
 
     # One backend fails 500 items for one cause (positions and counts vary) and 3 for another;
     # the other backend's 2 failures must still show.

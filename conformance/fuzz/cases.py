@@ -10,10 +10,10 @@ import numpy as np
 
 from ..semantics import GeometryError, pool_axes, unpool_shape
 
-from ..cases import Ambiguity, Source, _build_case
-from ..limits import DEFAULT_LIMITS
-from ..expand import Item, expand
-from ..operators import operators
+from ..load.cases import Ambiguity, Source, _build_case
+from ..load.limits import DEFAULT_LIMITS
+from ..expand.items import Item, expand
+from ..load.operators import operators
 from .space import fill
 
 FUZZ_FILE = Path("fuzz.yaml")

@@ -19,8 +19,8 @@ from typing import Callable
 
 from ..backends import BackendNotFound, load_backend
 from ..backends.isolated import IsolatedBackend
-from ..cases import bundled_case_dir, load_registry
-from ..report import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
+from ..load.cases import bundled_case_dir, load_registry
+from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzRun
 from .output import fuzz_section, records, write_cases, write_repros
 from .space import select_targets
@@ -104,8 +104,8 @@ def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Pat
     """results.json (the clusters' minimal items as records, the runs as its ``fuzz`` list), report.html
     and summary.md; ``out``: where the cases and repro scripts were written; ``base``: a suite run's
     results to add them to."""
-    from ..html_report import render_html
-    from ..summary import render_markdown
+    from ..report.html import render_html
+    from ..report.results import render_markdown
 
     results = base or Results(env, None)
     for run in runs:

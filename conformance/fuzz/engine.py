@@ -25,10 +25,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from ..backends import Backend
-from ..cases import Ambiguity, CaseError
-from ..dtypes import DTYPES
-from ..compare import Outcome, SuiteError, Verdict, evaluate
-from ..expand import Item
+from ..load.cases import Ambiguity, CaseError
+from ..load.dtypes import DTYPES
+from ..judge.verdict import Outcome, SuiteError, Verdict, evaluate
+from ..expand.items import Item
 from .cases import NotDrawable, build_item
 from .space import Target, configurations, strata, with_changes
 

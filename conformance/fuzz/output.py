@@ -13,9 +13,9 @@ import onnx
 import yaml
 from onnx import helper
 
-from ..compare import expected_outputs
-from ..expand import qualified_op
-from ..report import _finite
+from ..judge.verdict import expected_outputs
+from ..expand.items import qualified_op
+from ..report.writer import _finite
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
 

@@ -23,9 +23,9 @@ import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
-from ..dtypes import DTYPES
-from ..expand import ONNX_DOMAIN, qualified_op
-from ..operators import OpVersion, operators
+from ..load.dtypes import DTYPES
+from ..expand.items import ONNX_DOMAIN, qualified_op
+from ..load.operators import OpVersion, operators
 
 OPENVINO = "org.openvinotoolkit"
 NHWC_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")

@@ -18,12 +18,12 @@ from typing import Any, Sequence
 import numpy as np
 import onnx
 
+from ..backends import Backend, Unsupported
+from ..backends.isolated import BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed
+from ..expand.items import Item, ItemOutput, stored_shape
+from ..load.cases import Ambiguity
+from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
 from .ambiguities import Answer, Questions, answer, combined_readings, questions
-from .backends import Backend, Unsupported
-from .backends.isolated import BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed
-from .cases import Ambiguity
-from .expand import Item, ItemOutput, stored_shape
-from .semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
 
 SHOWN_MISMATCHES = 8
 
@@ -78,7 +78,7 @@ class SuiteError(Exception):
 
 
 def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity], lock=None) -> Verdict:
-    """``lock`` (a :class:`conformance.lock.Lock`): check each derived expectation against it first."""
+    """``lock`` (a :class:`conformance.judge.lock.Lock`): check each derived expectation against it first."""
     written = item.case_inputs(seed)  # channels-first, as the case writes them
     inputs = item.to_model(written)
     if item.case.reject:

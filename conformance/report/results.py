@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import jsonschema
 
-from .fuzz.render import fuzz_markdown
+from ..fuzz.render import fuzz_markdown
 
 FAILING = ("fail", "error", "crash", "timeout", "xpass")
 OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "skipped", "fail", "error", "crash", "timeout", "xpass")
@@ -44,7 +44,7 @@ def read_results(path: Path) -> dict[str, Any]:
 
 @cache
 def _results_schema() -> dict[str, Any]:
-    return json.loads((Path(__file__).with_name("schema") / "results.schema.json").read_text())
+    return json.loads((Path(__file__).resolve().parent.parent / "schema" / "results.schema.json").read_text())
 
 
 def load(paths: Iterable[Path]) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from typing import Any, Iterable
 
 import yaml
 
-from .cases import read_yaml
-from .compare import Outcome, Verdict, first_line
-from .summary import shorten
+from ..load.cases import read_yaml
+from ..report.results import shorten
+from .verdict import Outcome, Verdict, first_line
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .summary import FAILING, observed_reading, shorten
+from .results import FAILING, observed_reading, shorten
 
 
 

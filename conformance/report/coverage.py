@@ -14,10 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from .semantics import GeometryError, openvino_axes, pool_axes
+from ..semantics import GeometryError, openvino_axes, pool_axes
 
-from .cases import case_files, load_case_file, load_registry
-from .expand import Item, expand
+from ..expand.items import Item, expand
+from ..load.cases import case_files, load_case_file, load_registry
 
 SELECTORS_FILE = Path(__file__).with_name("path_selectors.yaml")
 OPENVINO_DOMAIN = "org.openvinotoolkit"

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .backends import Backend
-from .expand import Item, qualified_op
+from ..backends import Backend
+from ..expand.items import Item, qualified_op
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -29,7 +29,7 @@ MARKDOWN_FILE = "summary.md"
 
 def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Path) -> dict[str, Any]:
     """``backends``: (the backend, what runs it) pairs; the runner adds its isolation settings."""
-    from . import __version__
+    from .. import __version__
 
     described = []
     for backend, runner in backends:
@@ -169,8 +169,8 @@ class Results:
 def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
     """results.json, and its HTML and Markdown renderings, into the results' directory; raises
     ReportError, leaving no temporary file behind."""
-    from .html_report import render_html
-    from .summary import render_markdown
+    from .html import render_html
+    from .results import render_markdown
 
     document = results.document(partial, interrupted)
     directory = results.directory

@@ -7,8 +7,8 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from .fuzz.render import fuzz_html
-from .summary import (FAILING, OUTCOMES, Cluster, backends, case_class, disagreements, divergences, errata,
+from ..fuzz.render import fuzz_html
+from .results import (FAILING, OUTCOMES, Cluster, backends, case_class, disagreements, divergences, errata,
                       failure_clusters, matrix, opset_regressions, shorten, totals)
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements

@@ -24,9 +24,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
-from .dtypes import DTYPES, DType
-from .operators import OpVersion, operators
+from ..load.cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
+from ..load.dtypes import DTYPES, DType
+from ..load.operators import OpVersion, operators
 
 ONNX_DOMAIN = "ai.onnx"
 CHANNELS_LAST = "channels_last"
@@ -184,22 +184,9 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
     binding: dict[str, str] = {}
     fed: set[str] = set()
     if case.upstream:
-        if upstream is None:
-            return f"no {case.upstream.op} exists at opset {signature.version}"
-        upstream_binding: dict[str, str] = {}
-        reason = _bind_inputs(case, ("upstream",), upstream, case.upstream.inputs, sweep, upstream_binding, inputs,
-                              layout)
-        reason = reason or _why_not(case, ("upstream",), upstream, case.upstream.attributes,
-                                    {i.name for i in case.upstream.inputs}, case.upstream.feeds, upstream_binding)
+        reason = _bind_upstream(case, signature, upstream, sweep, binding, inputs, fed, layout)
         if reason:
             return reason
-        for produced, consumed in case.upstream.feeds.items():
-            port = upstream.port(produced)
-            dtype = upstream_binding.get(port.type) or _only_type(case, upstream, port.type, produced)
-            target = signature.port(consumed)
-            if binding.setdefault(target.type, dtype) != dtype:
-                return f"inputs of type {target.type} differ in element type"
-            fed.add(consumed)
     reason = _bind_inputs(case, (), signature, case.inputs, sweep, binding, inputs, layout)
     if reason:
         return reason
@@ -215,6 +202,38 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
         where = ("upstream", "inputs") if case.upstream and item_input.spec in case.upstream.inputs else ("inputs",)
         _check_input_values(case, where, item_input)
 
+    outputs = _item_outputs(case, signature, binding, layout)
+    dtype_label = inputs[0].dtype.name
+    item_id = f"{qualified_op(case.domain, case.op)}-{signature.version}/{case.name}[{dtype_label}]"
+    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream, layout)
+
+
+def _bind_upstream(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: str | None,
+                   binding: dict[str, str], inputs: list[ItemInput], fed: set[str], layout: str) -> str | None:
+    """Type the upstream node's inputs, then bind the operator's inputs it feeds (added to
+    ``fed``) to the element types it produces; or say why the case does not apply here."""
+    if upstream is None:
+        return f"no {case.upstream.op} exists at opset {signature.version}"
+    upstream_binding: dict[str, str] = {}
+    reason = _bind_inputs(case, ("upstream",), upstream, case.upstream.inputs, sweep, upstream_binding, inputs,
+                          layout)
+    reason = reason or _why_not(case, ("upstream",), upstream, case.upstream.attributes,
+                                {i.name for i in case.upstream.inputs}, case.upstream.feeds, upstream_binding)
+    if reason:
+        return reason
+    for produced, consumed in case.upstream.feeds.items():
+        port = upstream.port(produced)
+        dtype = upstream_binding.get(port.type) or _only_type(case, upstream, port.type, produced)
+        target = signature.port(consumed)
+        if binding.setdefault(target.type, dtype) != dtype:
+            return f"inputs of type {target.type} differ in element type"
+        fed.add(consumed)
+    return None
+
+
+def _item_outputs(case: Case, signature: OpVersion, binding: dict[str, str], layout: str) -> list[ItemOutput]:
+    """The outputs the item checks (the declared ones, else every required output), typed by the
+    bound inputs, with their literal expected values if the case gives them."""
     outputs = []
     declared = case.outputs or tuple(OutputSpec(p.name, None) for p in signature.outputs if not p.optional)
     for spec in declared:
@@ -234,10 +253,7 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
                 raise case.error(("outputs", spec.name, "data"), str(e)) from None
         shape = stored_shape(spec.shape, layout) if spec.shape is not None else None
         outputs.append(ItemOutput(spec.name, DTYPES[dtype], expected, port.positions_of, shape))
-
-    dtype_label = inputs[0].dtype.name
-    item_id = f"{qualified_op(case.domain, case.op)}-{signature.version}/{case.name}[{dtype_label}]"
-    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream, layout)
+    return outputs
 
 
 def _bind_inputs(case: Case, where: tuple, signature: OpVersion, specs: tuple[InputSpec, ...],

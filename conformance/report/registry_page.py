@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .ambiguities import detected
-from .cases import Ambiguity, load_registry
-from .expand import load_items
+from ..expand.items import load_items
+from ..judge.ambiguities import detected
+from ..load.cases import Ambiguity, load_registry
 
 
 def tagged_cases(case_dir: Path, registry: dict[str, Ambiguity], seed: int = 0) -> dict[str, Counter]:

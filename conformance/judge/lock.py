@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import bundled_case_dir
-from .compare import SuiteError
-from .expand import Item, load_items
+from ..expand.items import Item, load_items
+from ..load.cases import bundled_case_dir
+from .verdict import SuiteError
 
 LOCK_FILE = "derived.lock"
 SHOWN_ITEMS = 20
@@ -57,7 +57,7 @@ def read_lock(path: Path) -> dict[str, str]:
 
 def write_lock(path: Path, lines: dict[str, str]) -> None:
     header = ("# Derived expectations of the bundled cases at seed 0, frozen: `conformance lock --update`\n"
-              "# rewrites this file (see conformance/lock.py); do not edit.\n")
+              "# rewrites this file (see conformance/judge/lock.py); do not edit.\n")
     path.write_text(header + "".join(f"{key}\t{lines[key]}\n" for key in sorted(lines)))
 
 
@@ -94,7 +94,7 @@ def derived_items(case_dir: Path) -> list[Item]:
 
 def current_lines(items: list[Item], seed: int = 0) -> tuple[dict[str, str], dict[str, dict[str, np.ndarray]]]:
     """Each item's line and expected outputs, derived now by the reference backend."""
-    from .compare import expected_outputs
+    from .verdict import expected_outputs
 
     lines, outputs = {}, {}
     for item in items:
@@ -106,7 +106,7 @@ def current_lines(items: list[Item], seed: int = 0) -> tuple[dict[str, str], dic
 @cache
 def naive_module():
     """tests/naive.py, which a clone has beside conformance/ (an installed wheel has not)."""
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     if not (Path(root) / "tests" / "naive.py").exists():
         return None
     if root not in sys.path:
@@ -115,7 +115,7 @@ def naive_module():
 
 
 def _first_differences(item: Item, reference: dict[str, np.ndarray], naive: list[np.ndarray]) -> list[str]:
-    from .compare import same_bits
+    from .verdict import same_bits
 
     found = []
     for output, theirs in zip(item.outputs, naive):

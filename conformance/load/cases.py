@@ -24,7 +24,8 @@ from .limits import DEFAULT_LIMITS, Limits, ReadRefused, check_structure, read_t
 from .operators import Operator, operators
 from .parameters import ParameterError, instances
 
-SCHEMA_DIR = Path(__file__).with_name("schema")
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+SCHEMA_DIR = PACKAGE_DIR / "schema"
 REGISTRY_FILE = "ambiguities.yaml"
 DEFAULT_DOMAIN = "ai.onnx"
 CASE_SUFFIXES = (".yaml", ".yml")
@@ -363,10 +364,32 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
     def error(subpath: FieldPath, message: str) -> CaseError:
         return source.error(path + subpath, message)
 
-    reject = raw.get("reject")
+    upstream = _check_names(raw, operator, error)
+    inputs = _inputs(raw, upstream, limits, error)
+    outputs = _outputs(raw, limits, error)
+    ambiguity, expected_reading = _ambiguity(raw, registry, error)
+    if "erratum" in raw:
+        for name in raw["erratum"]["printed"]:
+            if name not in raw.get("outputs", {}):
+                raise error(("erratum", "printed", name), f"the case has no output {name!r}")
+    _check_geometry(operator, raw, inputs, upstream, limits, error)
+
+    return Case(
+        source=source, path=path, op=operator.name, domain=operator.domain, name=case_name,
+        description=raw["description"], provenance=raw["provenance"], versions=raw.get("versions"),
+        dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
+        outputs=outputs, reject=raw.get("reject"), ambiguity=ambiguity,
+        expected_reading=expected_reading, erratum=raw.get("erratum"), upstream=upstream,
+    )
+
+
+def _check_names(raw: dict, operator: Operator, error) -> Upstream | None:
+    """Every attribute, input, output and version the case names exists in the operator (an
+    attribute only where the case expects outputs: a must-reject case may name a wrong one).
+    Returns the parsed upstream node, if any."""
     input_ports = {p.name for v in operator.versions.values() for p in v.inputs}
     output_ports = {p.name for v in operator.versions.values() for p in v.outputs}
-    if reject is None:
+    if raw.get("reject") is None:
         for name in raw.get("attributes", {}):
             if name not in operator.all_attributes():
                 raise error(("attributes", name), f"{operator.name} has no attribute {name!r} at any version")
@@ -378,13 +401,17 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
         if name not in output_ports:
             where = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
             raise error(where, f"{operator.name} has no output {name!r}")
-
     versions = raw.get("versions")
     for i, version in enumerate(versions if isinstance(versions, list) else (versions or {}).values()):
         if version not in operator.versions:
             where = ("versions", i) if isinstance(versions, list) else ("versions",)
             raise error(where, f"{operator.name} has no version {version} (it has {sorted(operator.versions)})")
+    return upstream
 
+
+def _inputs(raw: dict, upstream: Upstream | None, limits: Limits, error) -> tuple[InputSpec, ...]:
+    """The case's input specs, each within the limits and of its declared shape; the upstream
+    node's inputs are checked the same way."""
     inputs = tuple(_input(name, spec) for name, spec in raw.get("inputs", {}).items())
     for spec in inputs + (upstream.inputs if upstream else ()):
         where = (("inputs",) if spec in inputs else ("upstream", "inputs")) + (spec.name,)
@@ -405,6 +432,10 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
             if high - low + 1 > limits.elements:
                 raise error(where + ("random", "distribution"),
                             limits.exceeded("elements", high - low + 1, "integers in the distinct range"))
+    return inputs
+
+
+def _outputs(raw: dict, limits: Limits, error) -> tuple[OutputSpec, ...]:
     raw_outputs = raw.get("outputs", {})
     if isinstance(raw_outputs, list):  # a must-reject case names the node's outputs only
         outputs = tuple(OutputSpec(name, None) for name in raw_outputs)
@@ -413,29 +444,22 @@ def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, oper
     for spec in outputs:
         if spec.data is not None:
             _check_nesting(spec.data, limits, lambda message: error(("outputs", spec.name, "data"), message))
+    return outputs
 
-    ambiguity, expected_reading = None, None
-    if "ambiguity" in raw:
-        tag = raw["ambiguity"] if isinstance(raw["ambiguity"], dict) else {"id": raw["ambiguity"]}
-        ambiguity = registry.get(tag["id"])
-        if ambiguity is None:
-            raise error(("ambiguity",), f"no ambiguity {tag['id']!r} in the registry {REGISTRY_FILE}")
-        expected_reading = tag.get("expected_reading", ambiguity.reference)
-        if expected_reading not in ambiguity.interpretations:
-            raise error(("ambiguity", "expected_reading"), f"{ambiguity.id} has no interpretation {expected_reading!r}")
-    if "erratum" in raw:
-        for name in raw["erratum"]["printed"]:
-            if name not in raw.get("outputs", {}):
-                raise error(("erratum", "printed", name), f"the case has no output {name!r}")
-    _check_geometry(operator, raw, inputs, upstream, limits, error)
 
-    return Case(
-        source=source, path=path, op=operator.name, domain=operator.domain, name=case_name,
-        description=raw["description"], provenance=raw["provenance"], versions=versions,
-        dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
-        outputs=outputs, reject=reject, ambiguity=ambiguity,
-        expected_reading=expected_reading, erratum=raw.get("erratum"), upstream=upstream,
-    )
+def _ambiguity(raw: dict, registry: dict[str, Ambiguity], error) -> tuple[Ambiguity | None, str | None]:
+    """The registry entry the case is tagged with and the reading it expects (the reference's
+    unless the tag names another)."""
+    if "ambiguity" not in raw:
+        return None, None
+    tag = raw["ambiguity"] if isinstance(raw["ambiguity"], dict) else {"id": raw["ambiguity"]}
+    ambiguity = registry.get(tag["id"])
+    if ambiguity is None:
+        raise error(("ambiguity",), f"no ambiguity {tag['id']!r} in the registry {REGISTRY_FILE}")
+    expected_reading = tag.get("expected_reading", ambiguity.reference)
+    if expected_reading not in ambiguity.interpretations:
+        raise error(("ambiguity", "expected_reading"), f"{ambiguity.id} has no interpretation {expected_reading!r}")
+    return ambiguity, expected_reading
 
 
 def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...], upstream: Upstream | None,
@@ -506,8 +530,8 @@ def _check_nesting(data: Any, limits: Limits, error) -> None:
 
 def bundled_case_dir() -> Path:
     """The cases shipped with the suite: the wheel's copy, else ``cases/`` of the source checkout."""
-    installed = Path(__file__).resolve().parent / "bundled_cases"
-    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "cases"
+    installed = PACKAGE_DIR / "bundled_cases"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "cases"
 
 
 def case_files(case_dir: Path) -> list[Path]:

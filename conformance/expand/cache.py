@@ -18,11 +18,11 @@ import stat
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
-from .expand import Item, expand
-from .limits import Limits
+from ..load.cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
+from ..load.limits import Limits
+from .items import Item, expand
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
 
@@ -32,7 +32,7 @@ def suite_digest(case_dir: Path, limits: Limits) -> str:
     size and time (the loader refuses it anyway, so nothing of it is cached)."""
     digest = hashlib.sha256(repr(limits).encode())
     inputs = [*case_dir.rglob("*"), *bundled_case_dir().glob("*.yaml"), *PACKAGE_DIR.rglob("*.py"),
-              *PACKAGE_DIR.glob("*.yaml"), *PACKAGE_DIR.glob("schema/*.json")]
+              *PACKAGE_DIR.rglob("*.yaml"), *PACKAGE_DIR.glob("schema/*.json")]
     for path in sorted(set(inputs)):
         try:
             info = os.stat(path)

@@ -21,10 +21,10 @@ from typing import Callable
 
 import numpy as np
 
-from .backends import Backend, load_backend
-from .cases import Ambiguity
-from .expand import Item, qualified_op
-from .semantics import DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, has_empty_window, node_axes
+from ..backends import Backend, load_backend
+from ..expand.items import Item, qualified_op
+from ..load.cases import Ambiguity
+from ..semantics import DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, has_empty_window, node_axes
 
 Inputs = dict[str, np.ndarray]
 
