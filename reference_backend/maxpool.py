@@ -257,19 +257,21 @@ def scan_windows(x: np.ndarray, axes: tuple[Axis, ...], readings: Readings) -> t
     wide = values.astype(np.float64)
     best = np.zeros(values.shape[:-1], np.int64)
     found = np.zeros(values.shape[:-1], bool)
-    nan_ignored = readings["nan-in-window"] == "nan-ignored"
+    nan_reading = readings["nan-in-window"]
     positive_zero = readings["signed-zero-tie"] == "positive-zero"
     for tap in range(flat.shape[-1]):
         v = wide[..., tap]
         kept = np.take_along_axis(wide, best[..., None], -1)[..., 0]
         better = v > kept
-        if not nan_ignored:
+        if nan_reading == "nan-propagates":
             better |= np.isnan(v) & ~np.isnan(kept)
         if positive_zero:
             better |= (v == 0) & (kept == 0) & ~np.signbit(v) & np.signbit(kept)
-        take = inside[..., tap] & (~found | better)
+        # nan-never-selected: NaN counts as padding, so a window of NaN only is one without elements
+        counts = inside[..., tap] & ~np.isnan(v) if nan_reading == "nan-never-selected" else inside[..., tap]
+        take = counts & (~found | better)
         best = np.where(take, tap, best)
-        found |= inside[..., tap]
+        found |= counts
     y = np.take_along_axis(values, best[..., None], -1)[..., 0]
     y = np.where(found, y, np.array(empty_window_value(x.dtype)).astype(x.dtype))
     plane_size = int(np.prod(spatial, dtype=np.int64))
