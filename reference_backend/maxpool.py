@@ -171,7 +171,6 @@ def _pool_axis(taps: _Taps, out: np.ndarray | None) -> np.ndarray:
 def _first_taps(last_axis_taps: _Taps, axes: tuple[Axis, ...], y: np.ndarray, nan_aware: bool) -> np.ndarray:
     """For each output, the row-major number of the first tap of its window whose element equals
     the maximum ``y`` (is NaN where ``y`` is); arbitrary where the window is wholly in padding."""
-    planes = last_axis_taps.values
     spans = [[_tap_span(a, j) for j in range(a.kernel)] for a in axes]
     taps = list(itertools.product(*(range(a.kernel) for a in axes)))
     not_found = np.ones(y.shape, bool)

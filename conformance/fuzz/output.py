@@ -152,21 +152,33 @@ GENERIC_RUNNER = '''def run(model, feeds):
 
 
 def repro_script(cluster: Cluster, run: FuzzRun) -> str:
-    item, verdict, signature = cluster.item, cluster.verdict, cluster.signature
-    model = item.model
+    item = cluster.item
     inputs = item.make_inputs(0)
     reject = cluster.config.get("reject")
     runtime = run.backend.partition("[")[0]
     if runtime == "openvino" and item.case.domain == "org.openvinotoolkit":
         runtime = "openvino-native"
     needs_bfloat16 = any(a.dtype.name == "bfloat16" for a in inputs.values())
+    lines = _repro_header(cluster, run, reject, needs_bfloat16)
+    lines += _model_code(item.model, inputs)
+    lines += ["", "", RUNNERS.get(runtime, GENERIC_RUNNER), ""]
+    if reject:
+        lines += [f"# The model is invalid ({reject}): a conforming runtime refuses it.", REFUSAL_CHECK]
+    else:
+        expected = expected_outputs(item, item.make_inputs(0))
+        lines += ["expected = {", *(f"    {o.name!r}: {_array_code(expected[o.name])}," for o in item.outputs), "}", "",
+                  OUTPUT_CHECK]
+    return "\n".join(lines) + "\n"
+
+
+def _repro_header(cluster: Cluster, run: FuzzRun, reject: str | None, needs_bfloat16: bool) -> list[str]:
     lines = [
         "#!/usr/bin/env python3",
-        f'"""{signature.describe()}',
+        f'"""{cluster.signature.describe()}',
         "",
         f"Found by `conformance fuzz --backend={run.backend} --seed={run.seed}` against {run.backend} "
         f"{run.backend_version}, shrunk to a minimal model.",
-        f"What the suite saw: {verdict.outcome.value}: {verdict.message[:400]}",
+        f"What the suite saw: {cluster.verdict.outcome.value}: {cluster.verdict.message[:400]}",
     ]
     if not reject:
         lines.append("Expected outputs come from the maxpool-conformance reference backend (exact: max pooling selects an "
@@ -176,56 +188,57 @@ def repro_script(cluster: Cluster, run: FuzzRun) -> str:
               "import sys", "", "import numpy as np", "import onnx", "from onnx import TensorProto, helper"]
     if needs_bfloat16:
         lines.append("import ml_dtypes")
-    lines += ["", ""]
+    return lines + ["", ""]
+
+
+def _model_code(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[str]:
+    """Python that rebuilds ``model`` with onnx.helper, and its feeds."""
     nodes = []
     for node in model.graph.node:
         attributes = {a.name: _attribute_value(helper.get_attribute_value(a)) for a in node.attribute}
         nodes.append(f"    helper.make_node({node.op_type!r}, {list(node.input)!r}, {list(node.output)!r}, "
                      f"domain={node.domain!r}, **{attributes!r}),")
-    value_info = lambda v, shape: (f"helper.make_tensor_value_info({v.name!r}, TensorProto."  # noqa: E731
-                                   f"{onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)}, {shape!r})")
+
+    def value_info(v: onnx.ValueInfoProto, shape: list[int] | None) -> str:
+        return (f"helper.make_tensor_value_info({v.name!r}, TensorProto."
+                f"{onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)}, {shape!r})")
+
     graph_inputs = ", ".join(value_info(v, list(inputs[v.name].shape)) for v in model.graph.input)
     graph_outputs = ", ".join(value_info(v, None) for v in model.graph.output)
     imports = ", ".join(f"helper.make_opsetid({o.domain!r}, {o.version})" for o in model.opset_import)
-    lines += ["graph = helper.make_graph([", *nodes, f"], 'repro', [{graph_inputs}], [{graph_outputs}])",
-              f"model = helper.make_model(graph, opset_imports=[{imports}], ir_version={model.ir_version})", ""]
-    for name, array in inputs.items():
-        lines.append(f"{name} = {_array_code(array)}")
-    lines.append("feeds = {" + ", ".join(f"{name!r}: {name}" for name in inputs) + "}")
-    lines += ["", "", RUNNERS.get(runtime, GENERIC_RUNNER), ""]
-    if reject:
-        lines += [f"# The model is invalid ({reject}): a conforming runtime refuses it.",
-                  "try:", "    outputs = run(model, feeds)", "except Exception as e:",
-                  "    print('refused, as it should:', type(e).__name__, str(e).splitlines()[0] if str(e) else '')",
-                  "    sys.exit(0)",
-                  "print('BUG: the runtime ran an invalid model and returned', [getattr(o, 'shape', o) for o in outputs])",
-                  "sys.exit(1)"]
-        return "\n".join(lines) + "\n"
-    expected = expected_outputs(item, item.make_inputs(0))
-    lines.append("expected = {")
-    for output in item.outputs:
-        lines.append(f"    {output.name!r}: {_array_code(expected[output.name])},")
-    lines += ["}", "",
-              "try:",
-              "    outputs = run(model, feeds)",
-              "except Exception as e:",
-              "    print('BUG: the runtime refuses a valid model:', type(e).__name__, e)",
-              "    sys.exit(1)",
-              "failed = False",
-              "for (name, want), got in zip(expected.items(), outputs):",
-              "    got = np.asarray(got)",
-              "    same = got.dtype == want.dtype and got.shape == want.shape and (",
-              "        np.array_equal(got.view(f'u{got.itemsize}'), want.view(f'u{want.itemsize}'))",
-              "        or (got.dtype.kind == 'f' and np.array_equal(got, want, equal_nan=True)",
-              "            and np.array_equal(np.signbit(got), np.signbit(want))))",
-              "    if not same and name == 'Indices' and got.shape == want.shape:",
-              "        print('Indices differ from the expected ones; with tied maxima another index can be right too')",
-              "    print(f'{name}: expected {want.dtype}{list(want.shape)}', want.ravel().tolist()[:64])",
-              "    print(f'{name}: got      {got.dtype}{list(got.shape)}', got.ravel().tolist()[:64])",
-              "    failed |= not same",
-              "print('MISMATCH' if failed else 'as expected')",
-              "sys.exit(1 if failed else 0)"]
-    return "\n".join(lines) + "\n"
+    lines = ["graph = helper.make_graph([", *nodes, f"], 'repro', [{graph_inputs}], [{graph_outputs}])",
+             f"model = helper.make_model(graph, opset_imports=[{imports}], ir_version={model.ir_version})", ""]
+    lines += [f"{name} = {_array_code(array)}" for name, array in inputs.items()]
+    return lines + ["feeds = {" + ", ".join(f"{name!r}: {name}" for name in inputs) + "}"]
+
+
+REFUSAL_CHECK = """try:
+    outputs = run(model, feeds)
+except Exception as e:
+    print('refused, as it should:', type(e).__name__, str(e).splitlines()[0] if str(e) else '')
+    sys.exit(0)
+print('BUG: the runtime ran an invalid model and returned', [getattr(o, 'shape', o) for o in outputs])
+sys.exit(1)"""
+
+OUTPUT_CHECK = """try:
+    outputs = run(model, feeds)
+except Exception as e:
+    print('BUG: the runtime refuses a valid model:', type(e).__name__, e)
+    sys.exit(1)
+failed = False
+for (name, want), got in zip(expected.items(), outputs):
+    got = np.asarray(got)
+    same = got.dtype == want.dtype and got.shape == want.shape and (
+        np.array_equal(got.view(f'u{got.itemsize}'), want.view(f'u{want.itemsize}'))
+        or (got.dtype.kind == 'f' and np.array_equal(got, want, equal_nan=True)
+            and np.array_equal(np.signbit(got), np.signbit(want))))
+    if not same and name == 'Indices' and got.shape == want.shape:
+        print('Indices differ from the expected ones; with tied maxima another index can be right too')
+    print(f'{name}: expected {want.dtype}{list(want.shape)}', want.ravel().tolist()[:64])
+    print(f'{name}: got      {got.dtype}{list(got.shape)}', got.ravel().tolist()[:64])
+    failed |= not same
+print('MISMATCH' if failed else 'as expected')
+sys.exit(1 if failed else 0)"""
 
 
 def _attribute_value(value: Any) -> Any:
