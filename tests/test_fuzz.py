@@ -17,9 +17,9 @@ from conformance.cli import main
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.expand.items import expand
 from conformance.fuzz.command import write_fuzz_reports
-from conformance.fuzz.engine import DEFAULT_BUDGET, Fuzzer
+from conformance.fuzz.engine import DEFAULT_BUDGET, Fuzzer, _tiny, variations
 from conformance.fuzz.output import GENERIC_RUNNER, repro_script, write_cases, write_repros
-from conformance.fuzz.space import all_targets, select_targets
+from conformance.fuzz.space import Target, all_targets, select_targets
 from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter
 from reference_backend import ReferenceBackend
@@ -126,3 +126,14 @@ def test_the_command_fuzzes_a_backend(tmp_path, capsys):
     assert "40 configurations" in capsys.readouterr().out
     assert main(["fuzz", "--backend=reference", "--ops=MaxPool-7"]) == 2
 
+
+
+def test_a_type_variation_leaves_out_the_values_the_type_cannot_hold():
+    # float32's lowest finite value overflows float16: onnx.reference's fuzz stopped on it
+    config = _tiny(Target("ai.onnx", "MaxPool", 12), "float32")
+    config["filling"] = dict(config["filling"], palette=[-3.4028234663852886e38, -math.inf, 1.0])
+    palettes = {selector: changed["filling"]["palette"] for selector, changed in variations(config)
+                if selector.startswith("dtype=")}
+    assert palettes["dtype=float16"] == [-math.inf, 1.0]
+    assert palettes["dtype=float64"] == [-3.4028234663852886e38, -math.inf, 1.0]
+    assert palettes["dtype=int8"] == [1]

@@ -411,7 +411,13 @@ def _one_axis_fewer(config: dict[str, Any]) -> dict[str, Any]:
 def _palette_as(palette: list, dtype: str) -> list | None:
     """The special values that ``dtype`` can hold (None: none can, the variation does not apply)."""
     if not DTYPES[dtype].is_integer:
-        return [float(DTYPES[dtype].cast([v])[0]) if math.isfinite(v) else v for v in palette]
+        kept = []
+        for v in palette:
+            try:  # a value beyond the type's range (float32's lowest in float16) is left out
+                kept.append(float(DTYPES[dtype].cast([v])[0]) if math.isfinite(v) else v)
+            except ValueError:
+                continue
+        return kept or None
     info = np.iinfo(DTYPES[dtype].numpy)
     kept = [int(v) for v in palette if math.isfinite(v) and v == int(v) and info.min <= v <= info.max]
     return kept or None

@@ -326,10 +326,11 @@ def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict
                 for a in open_ones]
     if not mismatches:
         return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)"
-    for question in open_ones:
-        for reading, other in found.alternatives.get(question.id, {}).items():
-            if other.outputs is not None and _matches(item, written, other.outputs, actual):
-                return reading, f"observed: {reading}"
+    for question in open_ones:  # two readings can give this item the same outputs: name both
+        shown = [reading for reading, other in found.alternatives.get(question.id, {}).items()
+                 if other.outputs is not None and _matches(item, written, other.outputs, actual)]
+        if shown:
+            return " or ".join(shown), f"observed: {' or '.join(shown)}"
     for readings in combined_readings(item, found, registry):
         other = answer(item, item.to_model(written), readings)
         if other.outputs is not None and _matches(item, written, other.outputs, actual):
