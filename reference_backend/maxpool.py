@@ -257,15 +257,17 @@ def scan_windows(x: np.ndarray, axes: tuple[Axis, ...], readings: Readings) -> t
     best = np.zeros(values.shape[:-1], np.int64)
     found = np.zeros(values.shape[:-1], bool)
     nan_reading = readings["nan-in-window"]
-    positive_zero = readings["signed-zero-tie"] == "positive-zero"
+    zero_tie = readings["signed-zero-tie"]
     for tap in range(flat.shape[-1]):
         v = wide[..., tap]
         kept = np.take_along_axis(wide, best[..., None], -1)[..., 0]
         better = v > kept
         if nan_reading == "nan-propagates":
             better |= np.isnan(v) & ~np.isnan(kept)
-        if positive_zero:
+        if zero_tie == "positive-zero":
             better |= (v == 0) & (kept == 0) & ~np.signbit(v) & np.signbit(kept)
+        elif zero_tie == "last-in-window":
+            better |= (v == 0) & (kept == 0)
         # nan-never-selected: NaN counts as padding, so a window of NaN only is one without elements
         counts = inside[..., tap] & ~np.isnan(v) if nan_reading == "nan-never-selected" else inside[..., tap]
         take = counts & (~found | better)

@@ -96,7 +96,7 @@ def detected(item: Item, written: Inputs, registry: dict[str, Ambiguity]) -> lis
     return questions(item, written, registry).ids
 
 
-def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguity], limit: int = 16) -> list[Readings]:
+def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguity], limit: int = 24) -> list[Readings]:
     """Readings of two or more questions at once, for naming what a backend shows when no single
     other reading does: the item's questions crossed with those that leave only values open
     (``shapes_settled``) at its operator version, which another reading's windows can bring in
@@ -104,10 +104,18 @@ def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguit
     op_version = f"{qualified_op(item.case.domain, item.case.op)}-{item.version}"
     companions = [key for key, entry in registry.items() if key in QUESTIONS and key not in found.alternatives
                   and entry.status == "open" and entry.entry.get("shapes_settled") and op_version in entry.entry["versions"]]
-    choices = [[(key, r) for r in QUESTIONS[key]] for key in found.alternatives] + \
-              [[(key, r) for r in QUESTIONS[key]] for key in companions]
-    combined = [Readings(dict(choice)) for choice in itertools.product(*choices)]
-    return [r for r in combined if len(r.differing()) >= 2][:limit]
+    # Pairs first (one of the item's own questions with any other), then larger combinations.
+    own = [(key, r) for key in found.alternatives for r in QUESTIONS[key][1:]]
+    others = [(key, r) for key in [*found.alternatives, *companions] for r in QUESTIONS[key][1:]]
+    combined = {str(r): r for r in (Readings({k1: r1, k2: r2}) for k1, r1 in own for k2, r2 in others if k2 != k1)}
+    choices = [[(key, r) for r in QUESTIONS[key]] for key in [*found.alternatives, *companions]]
+    for choice in itertools.product(*choices):
+        if len(combined) >= limit:
+            break
+        readings = Readings(dict(choice))
+        if len(readings.differing()) >= 3:
+            combined.setdefault(str(readings), readings)
+    return list(combined.values())[:limit]
 
 
 # The cheap tests: False only where the question's readings cannot give different answers.

@@ -118,7 +118,13 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
         return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
     if open_ones:
-        reading, message = _observed_reading(item, written, registry, found, actual, mismatches)
+        reading, message, candidates = _observed_reading(item, written, registry, found, actual, mismatches)
+        if candidates:  # no reading gives these outputs: is each element one that some reading gives?
+            left = _unexplained(item, written, [expected, *candidates], actual)
+            if left:
+                return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
+                               ambiguities, mismatches)
+            reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
         return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading)
     if mismatches:
         return Verdict(Outcome.FAIL, mismatches[0].line(), details, ambiguities, mismatches)
@@ -244,10 +250,32 @@ def _mismatch(name: str, summary: str, shown: list[str], bad: np.ndarray) -> Mis
 
 
 def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarray],
-                     want: np.ndarray, got: np.ndarray) -> list[str]:
+                     want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
     """Each index must name an element of its own window equal to the one the expected index
     names, its maximum (before any activation). X is as the case writes it, channels-first, and
     the indices as ai.onnx gives them, whatever the operator's layout (``nhwc-indices``)."""
+    ok, inside, row_major, values = _positions_ok(item, written, want, got)
+    if ok.all():
+        return []
+    x = written[item.inputs[0].name]
+    shown = []
+    for at in _first(~ok):
+        index, wanted = int(got[at]), int(want[at])
+        if not inside[at]:
+            why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
+        else:
+            element = np.unravel_index(int(row_major[at]), x.shape)
+            shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
+            why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
+        shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
+    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
+    return [_mismatch(output.name, summary, shown, ~ok)]
+
+
+def _positions_ok(item: Item, written: dict[str, np.ndarray], want: np.ndarray,
+                  got: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(which indices are right, which name an element of X, their row-major positions, the
+    maximum each should point at)."""
     x = written[item.inputs[0].name]
     attrs = item.case.attributes
     axes = node_axes(item.case.domain, attrs, x.shape[2:])
@@ -268,21 +296,7 @@ def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarr
     if x.size:
         ok &= same_bits(x.reshape(-1)[safe], values)
     # A window over padding alone has no element to point at: only the expected marker will do.
-    ok = np.where(want < 0, got == want, ok)
-    if ok.all():
-        return []
-    shown = []
-    for at in _first(~ok):
-        index, wanted = int(got[at]), int(want[at])
-        if not inside[at]:
-            why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
-        else:
-            element = np.unravel_index(int(row_major[at]), x.shape)
-            shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
-            why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
-        shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
-    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
-    return [_mismatch(output.name, summary, shown, ~ok)]
+    return np.where(want < 0, got == want, ok), inside, row_major, values
 
 
 def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarray],
@@ -290,6 +304,17 @@ def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, 
     """OpenVINO's Indices count from `axis` on, so they name an element only up to the axes
     before it: an index passes when some element of its window sits at that reduced index and
     holds the expected maximum."""
+    ok = _reduced_positions_ok(item, written, maxima, want, got)
+    if ok.all():
+        return []
+    shown = [f"{output.name}[{_at(at)}] = {int(got[at])} (expected e.g. {int(want[at])}): no element of the window "
+             f"at that index holds the maximum {_show(maxima[at])}" for at in _first(~ok)]
+    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
+    return [_mismatch(output.name, summary, shown, ~ok)]
+
+
+def _reduced_positions_ok(item: Item, written: dict[str, np.ndarray], maxima: np.ndarray,
+                          want: np.ndarray, got: np.ndarray) -> np.ndarray:
     x = written[item.inputs[0].name]
     a = item.case.attributes
     axes = node_axes(item.case.domain, a, x.shape[2:])
@@ -307,36 +332,75 @@ def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, 
             element = element + np.clip(at, 0, axis.size - 1) * int(np.prod(x.shape[3 + i:], dtype=np.int64))
         if x.size:
             ok |= inside & (element % bound == got) & same_bits(flat_x[element], maxima)
-    ok = np.where(want < 0, got == want, ok)  # no element to point at (openvino-window-without-element)
-    if ok.all():
-        return []
-    shown = [f"{output.name}[{_at(at)}] = {int(got[at])} (expected e.g. {int(want[at])}): no element of the window "
-             f"at that index holds the maximum {_show(maxima[at])}" for at in _first(~ok)]
-    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
-    return [_mismatch(output.name, summary, shown, ~ok)]
+    return np.where(want < 0, got == want, ok)  # no element to point at (openvino-window-without-element)
 
 
 def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
-                      actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str]:
-    """(reading, message): which reading the outputs show, the expected one, another one's
-    answer (computed by the reference under that reading), several at once, or none of them."""
+                      actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str, list[dict[str, np.ndarray]]]:
+    """(reading, message, answers): which reading the outputs show, the expected one, another
+    one's answer (computed by the reference under that reading), several at once, or none of
+    them; where none, the other readings' answers (outputs by name) it was compared with."""
     case = item.case
     open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
     expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
                 for a in open_ones]
     if not mismatches:
-        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)"
+        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", []
+    names = [o.name for o in item.outputs]
+    answers = []
     for question in open_ones:  # two readings can give this item the same outputs: name both
         shown = [reading for reading, other in found.alternatives.get(question.id, {}).items()
                  if other.outputs is not None and _matches(item, written, other.outputs, actual)]
         if shown:
-            return " or ".join(shown), f"observed: {' or '.join(shown)}"
+            return " or ".join(shown), f"observed: {' or '.join(shown)}", []
+        answers += [dict(zip(names, other.outputs)) for other in found.alternatives.get(question.id, {}).values()
+                    if other.outputs is not None]
     for readings in combined_readings(item, found, registry):
         other = answer(item, item.to_model(written), readings)
         if other.outputs is not None and _matches(item, written, other.outputs, actual):
             reading = " + ".join(readings.differing().values())
-            return reading, f"observed: {reading}"
-    return f"not {', '.join(expected)}", f"observed: not {', '.join(expected)} ({mismatches[0].summary})"
+            return reading, f"observed: {reading}", []
+        if other.outputs is not None:
+            answers.append(dict(zip(names, other.outputs)))
+    return f"not {', '.join(expected)}", f"observed: not {', '.join(expected)} ({mismatches[0].summary})", answers
+
+
+def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[str, np.ndarray]],
+                 actual: Sequence[Any]) -> dict[str, np.ndarray]:
+    """For each output, the elements that no reading's answer explains: a value none of them has
+    there, an index that points at the window's maximum under none of them. An open question
+    leaves some elements open, never licence for any output."""
+    left = {}
+    for output, got in zip(item.outputs, actual):
+        wrong = np.ones(got.shape, bool)
+        for answer_ in answers:
+            want = answer_[output.name]
+            if want.dtype != got.dtype or want.shape != got.shape:
+                continue
+            ok = same_bits(want, got)
+            if output.positions_of:
+                try:
+                    if item.case.domain == OPENVINO_DOMAIN:
+                        ok |= _reduced_positions_ok(item, written, answer_[output.positions_of], want, got)
+                    else:
+                        ok |= _positions_ok(item, written, want, got)[0]
+                except (ValueError, IndexError):  # the windows of another reading: only an equal index counts
+                    pass
+            wrong &= ~ok
+        if wrong.any():
+            left[output.name] = wrong
+    return left
+
+
+def _unexplained_line(item: Item, left: dict[str, np.ndarray], expected: dict[str, np.ndarray],
+                      actual: Sequence[Any], questions_: list[str]) -> str:
+    name, wrong = next(iter(left.items()))
+    got = dict(zip((o.name for o in item.outputs), actual))[name]
+    at = _first(wrong)[0]
+    want = expected[name]
+    default = f"; the default reading gives {_show(want[at])}" if want.shape == got.shape else ""
+    return (f"{name}: {int(wrong.sum())} of {got.size} elements match no reading of {', '.join(questions_)}; "
+            f"{name}[{_at(at)}] = {_show(got[at])}{default}")
 
 
 def _matches(item: Item, written: dict[str, np.ndarray], outputs: Sequence[np.ndarray], actual: Sequence[Any]) -> bool:

@@ -93,6 +93,8 @@ def pool_axes(
         raise GeometryError("strides, dilations and pads must match the kernel rank (pads twice)")
     if auto_pad == "" and readings["auto-pad-empty-string"] == "notset":
         auto_pad = "NOTSET"
+    if pads and auto_pad in AUTO_PADS and readings["pads-with-auto-pad"] == "auto-pad-ignored":
+        auto_pad = "NOTSET"  # the explicit pads win
     if auto_pad not in AUTO_PADS:
         raise GeometryError(f"auto_pad {auto_pad!r} is not one of {', '.join(AUTO_PADS)}")
 
