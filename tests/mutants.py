@@ -7,6 +7,7 @@ such a question is a wrong answer. The suite's expectations come from the intact
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -117,6 +118,26 @@ def _floor_at_lowest_finite(y, indices, x, axes):
         return y, indices
     finite_min = ml_dtypes.finfo(x.dtype).min if x.dtype == ml_dtypes.bfloat16 else np.finfo(x.dtype).min
     return np.maximum(y.astype(np.float64), float(finite_min)).astype(x.dtype), indices
+
+
+def _nan_resets_maximum(y, indices, x, axes):
+    """A running maximum m = maxps(m, v) over each window's elements in row-major order: x86's
+    maxps returns its second operand when either is NaN, so the element after a NaN replaces it."""
+    if not np.issubdtype(x.dtype, np.floating) and x.dtype != ml_dtypes.bfloat16:
+        return y, indices
+    taps = itertools.product(*(range(a.kernel) for a in axes))
+    outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
+    running = np.full(y.shape, np.nan)
+    started = np.zeros(y.shape, bool)
+    planes = x.astype(np.float64)
+    for tap in taps:
+        at = [o * a.stride - a.pad_begin + j * a.dilation for o, a, j in zip(outs, axes, tap)]
+        inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
+        v = planes[(...,) + tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))]
+        moved = np.where(np.isnan(running) | np.isnan(v), v, np.maximum(running, v))
+        running = np.where(inside & started, moved, np.where(inside & ~started, v, running))
+        started |= inside
+    return np.where(started, running, y.astype(np.float64)).astype(x.dtype), indices
 
 
 def _index_in_padded_layout(y, indices, x, axes):
@@ -240,6 +261,8 @@ MUTANTS = [
            with_results(_padding_wins_at_lowest)),
     Mutant("accumulator_starts_at_lowest_finite", "the running maximum starts at the lowest finite value, so -inf never wins",
            with_results(_floor_at_lowest_finite)),
+    Mutant("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x)), "
+           "so [1, NaN, NaN, -1] pools to -1", with_results(_nan_resets_maximum)),
     Mutant("accumulator_starts_at_zero", "the running maximum starts at 0 (as if a ReLU were fused)",
            with_results(lambda y, i, x, a: (np.maximum(y, np.zeros((), y.dtype)), i))),
     Mutant("negative_zero_made_positive", "a maximum of -0.0 comes out as +0.0",

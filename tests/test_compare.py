@@ -140,9 +140,9 @@ def raises(exception):
     return run
 
 
-def bundled(op, name, version):
+def bundled(op, name, version, file=None):
     registry = load_registry(bundled_case_dir())
-    case = next(c for c in load_case_file(bundled_case_dir() / f"{op.lower()}.yaml", registry) if c.name == name)
+    case = next(c for c in load_case_file(bundled_case_dir() / (file or f"{op.lower()}.yaml"), registry) if c.name == name)
     return next(item for item in expand(case) if item.version == version)
 
 
@@ -221,3 +221,16 @@ def test_a_backend_that_writes_into_its_inputs_changes_neither_the_judge_nor_the
     verdict = evaluate(item, Scripted(vandal), seed=0, registry=REGISTRY)
     assert verdict.outcome is Outcome.FAIL and verdict.message.startswith("Indices: 1 of 2 indices do not point")
     assert item.model.SerializeToString() == model_before
+
+
+def test_an_answer_mixing_readings_is_divergent_and_one_no_reading_gives_fails():
+    # Windows [NaN, 1], [3, NaN], [NaN, NaN]: nan-propagates [NaN, NaN, NaN], nan-ignored
+    # [NaN, 3, NaN], nan-never-selected [1, 3, -inf].
+    item = bundled("MaxPool", "nan_first_in_a_window", 12, "maxpool_open_questions.yaml")
+    mixed = np.array([[[1, 3, np.nan]]], np.float32)
+    verdict = evaluate(item, Scripted(lambda m, i: [mixed]), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.DIVERGENT and verdict.reading == "mixed readings"
+    lowest_finite = np.array([[[1, 3, np.finfo(np.float32).min]]], np.float32)  # MLAS's seed, no reading's
+    verdict = evaluate(item, Scripted(lambda m, i: [lowest_finite]), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL
+    assert verdict.message.startswith("Y: 1 of 3 elements match no reading of nan-in-window; Y[0, 0, 2] = -3.4028234663852886e+38")
