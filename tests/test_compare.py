@@ -234,3 +234,11 @@ def test_an_answer_mixing_readings_is_divergent_and_one_no_reading_gives_fails()
     verdict = evaluate(item, Scripted(lambda m, i: [lowest_finite]), seed=0, registry=REGISTRY)
     assert verdict.outcome is Outcome.FAIL
     assert verdict.message.startswith("Y: 1 of 3 elements match no reading of nan-in-window; Y[0, 0, 2] = -3.4028234663852886e+38")
+
+
+def test_a_question_whose_other_readings_refuse_still_fails_elements_no_reading_gives():
+    # maxunpool-output-shape-smaller: the other reading refuses the model, so only the case's
+    # outputs [5, 6, 0] answer; a value written where no index points is no reading's.
+    item = bundled("MaxUnpool", "output_shape_smaller_than_default", 11, "maxunpool_edges.yaml")
+    verdict = evaluate(item, Scripted(lambda m, i: [np.array([[[5, 6, 7]]], np.float32)]), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL and verdict.message.startswith("output: 1 of 3 elements match no reading of ")

@@ -119,7 +119,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
     if open_ones:
         reading, message, candidates = _observed_reading(item, written, registry, found, actual, mismatches)
-        if candidates:  # no reading gives these outputs: is each element one that some reading gives?
+        if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
             left = _unexplained(item, written, [expected, *candidates], actual)
             if left:
                 return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
@@ -336,30 +336,31 @@ def _reduced_positions_ok(item: Item, written: dict[str, np.ndarray], maxima: np
 
 
 def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
-                      actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str, list[dict[str, np.ndarray]]]:
+                      actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str, list[dict[str, np.ndarray]] | None]:
     """(reading, message, answers): which reading the outputs show, the expected one, another
     one's answer (computed by the reference under that reading), several at once, or none of
-    them; where none, the other readings' answers (outputs by name) it was compared with."""
+    them; where none, the other readings' answers (outputs by name) it was compared with (None
+    where one matched)."""
     case = item.case
     open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
     expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
                 for a in open_ones]
     if not mismatches:
-        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", []
+        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", None
     names = [o.name for o in item.outputs]
     answers = []
     for question in open_ones:  # two readings can give this item the same outputs: name both
         shown = [reading for reading, other in found.alternatives.get(question.id, {}).items()
                  if other.outputs is not None and _matches(item, written, other.outputs, actual)]
         if shown:
-            return " or ".join(shown), f"observed: {' or '.join(shown)}", []
+            return " or ".join(shown), f"observed: {' or '.join(shown)}", None
         answers += [dict(zip(names, other.outputs)) for other in found.alternatives.get(question.id, {}).values()
                     if other.outputs is not None]
     for readings in combined_readings(item, found, registry):
         other = answer(item, item.to_model(written), readings)
         if other.outputs is not None and _matches(item, written, other.outputs, actual):
             reading = " + ".join(readings.differing().values())
-            return reading, f"observed: {reading}", []
+            return reading, f"observed: {reading}", None
         if other.outputs is not None:
             answers.append(dict(zip(names, other.outputs)))
     return f"not {', '.join(expected)}", f"observed: not {', '.join(expected)} ({mismatches[0].summary})", answers
