@@ -15,7 +15,7 @@ from onnx import helper
 
 from ..judge.verdict import expected_outputs
 from ..expand.items import qualified_op
-from ..report.writer import _finite
+from ..report.writer import json_safe
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
 
@@ -304,7 +304,7 @@ def records(run: FuzzRun) -> list[dict[str, Any]]:
             "file": f"{CASES_DIR}/{case_file_name(case.domain, case.op)}",
             "op": qualified_op(case.domain, case.op), "domain": case.domain, "version": item.version,
             "opset_imports": item.opset_imports,
-            "attributes": {k: _finite(v) for k, v in case.attributes.items()},
+            "attributes": {k: json_safe(v) for k, v in case.attributes.items()},
             "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
             "expected": item.expectation, "ambiguity": c.verdict.ambiguities, "erratum": None,
             "backend": run.backend, "backend_version": run.backend_version, "outcome": c.verdict.outcome.value,

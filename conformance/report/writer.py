@@ -79,7 +79,7 @@ def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
         "domain": case.domain,
         "version": item.version,
         "opset_imports": item.opset_imports,
-        "attributes": {name: _finite(value) for name, value in case.attributes.items()},
+        "attributes": {name: json_safe(value) for name, value in case.attributes.items()},
         "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
         "expected": item.expectation,
         "ambiguity": [case.ambiguity.id] if case.ambiguity else [],
@@ -203,10 +203,10 @@ def write_atomically(target: Path, text: str) -> Path:
     return target
 
 
-def _finite(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """JSON has no infinities: an attribute's inf (activation_params) is written "inf"."""
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, float) and not np.isfinite(value):
         return str(value)
     return value
