@@ -24,7 +24,8 @@ import numpy as np
 from ..backends import Backend, load_backend
 from ..expand.items import Item, qualified_op
 from ..load.cases import Ambiguity
-from ..semantics import DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, has_empty_window, node_axes
+from ..semantics import (DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, alternatives, has_empty_window,
+                         node_axes)
 
 Inputs = dict[str, np.ndarray]
 
@@ -105,8 +106,8 @@ def combined_readings(item: Item, found: Questions, registry: dict[str, Ambiguit
     companions = [key for key, entry in registry.items() if key in QUESTIONS and key not in found.alternatives
                   and entry.status == "open" and entry.entry.get("shapes_settled") and op_version in entry.entry["versions"]]
     # Pairs first (one of the item's own questions with any other), then larger combinations.
-    own = [(key, r) for key in found.alternatives for r in QUESTIONS[key][1:]]
-    others = [(key, r) for key in [*found.alternatives, *companions] for r in QUESTIONS[key][1:]]
+    own = [(key, r) for key in found.alternatives for r in alternatives(key)]
+    others = [(key, r) for key in [*found.alternatives, *companions] for r in alternatives(key)]
     combined = {str(r): r for r in (Readings({k1: r1, k2: r2}) for k1, r1 in own for k2, r2 in others if k2 != k1)}
     choices = [[(key, r) for r in QUESTIONS[key]] for key in [*found.alternatives, *companions]]
     for choice in itertools.product(*choices):
@@ -154,7 +155,7 @@ class _View:
 def _geometry_differs(key: str, view: _View) -> bool:
     if view.pooling is None or view.openvino != key.startswith("openvino"):
         return False
-    return any(view.axes(Readings({key: r})) != view.default_axes for r in QUESTIONS[key][1:])
+    return any(view.axes(Readings({key: r})) != view.default_axes for r in alternatives(key))
 
 
 def _empty_window(view: _View, openvino: bool) -> bool:

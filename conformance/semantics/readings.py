@@ -8,7 +8,7 @@ default, the one the registry names ``reference`` and the reference backend comp
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Mapping
 
 # question id -> its readings, the default first
 QUESTIONS: dict[str, tuple[str, ...]] = {
@@ -71,9 +71,6 @@ class Readings:
     def __getitem__(self, question: str) -> str:
         return self._chosen.get(question, QUESTIONS[question][0])
 
-    def with_reading(self, question: str, reading: str) -> "Readings":
-        return Readings({**self._chosen, question: reading})
-
     def differing(self) -> dict[str, str]:
         return dict(self._chosen)
 
@@ -97,6 +94,3 @@ def alternatives(question: str) -> tuple[str, ...]:
     """The readings of ``question`` other than the default."""
     return QUESTIONS[question][1:]
 
-
-def each_alternative(questions: Iterable[str]) -> list[tuple[str, str]]:
-    return [(q, r) for q in questions if q in QUESTIONS for r in alternatives(q)]
