@@ -167,7 +167,7 @@ def test_an_open_ambiguity_is_divergent_and_names_the_reading_observed():
     # Elements that no reading gives are a failure, open question or not.
     verdict = evaluate(item, Scripted(lambda m, i: [np.ones_like(printed[0])]), seed=0, registry=REGISTRY)
     assert verdict.outcome is Outcome.FAIL
-    assert verdict.message.startswith("output: 25 of 25 elements match no reading of maxunpool-output-shape-index-space; ")
+    assert verdict.message.startswith("output: 25 of 25 positions match no reading of maxunpool-output-shape-index-space; ")
 
 
 MUST_REJECT = """\
@@ -233,7 +233,7 @@ def test_an_answer_mixing_readings_is_divergent_and_one_no_reading_gives_fails()
     lowest_finite = np.array([[[1, 3, np.finfo(np.float32).min]]], np.float32)  # MLAS's seed, no reading's
     verdict = evaluate(item, Scripted(lambda m, i: [lowest_finite]), seed=0, registry=REGISTRY)
     assert verdict.outcome is Outcome.FAIL
-    assert verdict.message.startswith("Y: 1 of 3 elements match no reading of nan-in-window; Y[0, 0, 2] = -3.4028234663852886e+38")
+    assert verdict.message.startswith("Y: 1 of 3 positions match no reading of nan-in-window; Y[0, 0, 2] = -3.4028234663852886e+38")
 
 
 def test_a_question_whose_other_readings_refuse_still_fails_elements_no_reading_gives():
@@ -241,4 +241,18 @@ def test_a_question_whose_other_readings_refuse_still_fails_elements_no_reading_
     # outputs [5, 6, 0] answer; a value written where no index points is no reading's.
     item = bundled("MaxUnpool", "output_shape_smaller_than_default", 11, "maxunpool_edges.yaml")
     verdict = evaluate(item, Scripted(lambda m, i: [np.array([[[5, 6, 7]]], np.float32)]), seed=0, registry=REGISTRY)
-    assert verdict.outcome is Outcome.FAIL and verdict.message.startswith("output: 1 of 3 elements match no reading of ")
+    assert verdict.outcome is Outcome.FAIL and verdict.message.startswith("output: 1 of 3 positions match no reading of ")
+
+
+def test_y_and_indices_of_two_readings_at_one_position_are_no_readings_answer():
+    # nan-propagates' Y (NaN) beside nan-ignored's Indices (at a number) matches neither reading.
+    from conformance.judge.ambiguities import answer
+    from conformance.semantics import Readings
+    item = bundled("MaxPool", "nan", 8, "maxpool_edges.yaml")
+    item = next(i for i in expand(item.case) if i.version == 8 and i.outputs[0].dtype.name == "float16")
+    inputs = item.to_model(item.case_inputs(0))
+    propagated = answer(item, inputs).outputs
+    ignored = answer(item, inputs, Readings({"nan-in-window": "nan-ignored"})).outputs
+    verdict = evaluate(item, Scripted(lambda m, i: [propagated[0], ignored[1]]), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL, verdict.message
+    assert verdict.message.startswith("Y and Indices: ") and "positions match no reading of nan-in-window" in verdict.message

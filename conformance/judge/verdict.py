@@ -121,7 +121,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         reading, message, candidates = _observed_reading(item, written, registry, found, actual, mismatches)
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
             left = _unexplained(item, written, [expected, *candidates], actual)
-            if left:
+            if left is not None:
                 return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
                                ambiguities, mismatches)
             reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
@@ -367,41 +367,47 @@ def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict
 
 
 def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[str, np.ndarray]],
-                 actual: Sequence[Any]) -> dict[str, np.ndarray]:
-    """For each output, the elements that no reading's answer explains: a value none of them has
-    there, an index that points at the window's maximum under none of them. An open question
-    leaves some elements open, never licence for any output."""
-    left = {}
-    for output, got in zip(item.outputs, actual):
-        wrong = np.ones(got.shape, bool)
-        for answer_ in answers:
+                 actual: Sequence[Any]) -> np.ndarray | None:
+    """The output positions that no reading's answer explains (None: none): a value none of them
+    has there, an index that points at the window's maximum under none of them. Y and Indices
+    are explained together, by one reading at a time: a NaN Y beside an index at a number is no
+    reading's. An open question leaves some elements open, never licence for any output."""
+    shape = actual[0].shape
+    if any(got.shape != shape for got in actual):
+        return np.ones(shape, bool)
+    wrong = np.ones(shape, bool)
+    for answer_ in answers:
+        ok = np.ones(shape, bool)
+        for output, got in zip(item.outputs, actual):
             want = answer_[output.name]
             if want.dtype != got.dtype or want.shape != got.shape:
-                continue
-            ok = same_bits(want, got)
+                ok[...] = False
+                break
+            fits = same_bits(want, got)
             if output.positions_of:
                 try:
                     if item.case.domain == OPENVINO_DOMAIN:
-                        ok |= _reduced_positions_ok(item, written, answer_[output.positions_of], want, got)
+                        fits |= _reduced_positions_ok(item, written, answer_[output.positions_of], want, got)
                     else:
-                        ok |= _positions_ok(item, written, want, got)[0]
+                        fits |= _positions_ok(item, written, want, got)[0]
                 except (ValueError, IndexError):  # the windows of another reading: only an equal index counts
                     pass
-            wrong &= ~ok
-        if wrong.any():
-            left[output.name] = wrong
-    return left
+            ok &= fits
+        wrong &= ~ok
+    return wrong if wrong.any() else None
 
 
-def _unexplained_line(item: Item, left: dict[str, np.ndarray], expected: dict[str, np.ndarray],
+def _unexplained_line(item: Item, wrong: np.ndarray, expected: dict[str, np.ndarray],
                       actual: Sequence[Any], questions_: list[str]) -> str:
-    name, wrong = next(iter(left.items()))
-    got = dict(zip((o.name for o in item.outputs), actual))[name]
     at = _first(wrong)[0]
-    want = expected[name]
-    default = f"; the default reading gives {_show(want[at])}" if want.shape == got.shape else ""
-    return (f"{name}: {int(wrong.sum())} of {got.size} elements match no reading of {', '.join(questions_)}; "
-            f"{name}[{_at(at)}] = {_show(got[at])}{default}")
+    shown = []
+    for output, got in zip(item.outputs, actual):
+        want = expected[output.name]
+        default = f" (the default reading: {_show(want[at])})" if want.shape == got.shape else ""
+        shown.append(f"{output.name}[{_at(at)}] = {_show(got[at])}{default}")
+    names = " and ".join(o.name for o in item.outputs)
+    return (f"{names}: {int(wrong.sum())} of {wrong.size} positions match no reading of {', '.join(questions_)}; "
+            + "; ".join(shown))
 
 
 def _matches(item: Item, written: dict[str, np.ndarray], outputs: Sequence[np.ndarray], actual: Sequence[Any]) -> bool:
