@@ -367,3 +367,11 @@ class TakesFiveSeconds(Faulty):
     def run(self, model, inputs):
         time.sleep(5)
         return self.correct(model, inputs)
+
+
+class SupportsNothing(Faulty):
+    """Says it cannot run any model (a build without the operator)."""
+
+    def run(self, model, inputs):
+        from conformance.backends import Unsupported
+        raise Unsupported("this build has no MaxPool kernel")

@@ -121,10 +121,19 @@ def test_results_are_schema_valid_and_rendered(shrunk, tmp_path):
 
 
 def test_the_command_fuzzes_a_backend(tmp_path, capsys):
-    assert main(["fuzz", "--backend=reference", "--budget=40", "--ops=MaxPool-12", "--isolation=none",
-                 "--out", str(tmp_path)]) == 0
+    assert main(["fuzz", "--backend=reference", "--budget=40", "--ops=MaxPool-12", "--isolation=none"]) == 0
     assert "40 configurations" in capsys.readouterr().out
+    # A backend wrong at opset 12: exit 1, and each cluster written as a case and a repro script.
+    assert main(["fuzz", "--backend=tests.faulty_backends:WrongAtVersion12", "--budget=40", "--ops=MaxPool-12",
+                 "--isolation=none", "--no-shrink", "--out", str(tmp_path)]) == 1
+    assert list((tmp_path / "cases").glob("*.yaml")) and list((tmp_path / "repro").glob("*.py"))
     assert main(["fuzz", "--backend=reference", "--ops=MaxPool-7"]) == 2
+
+
+def test_a_run_that_judges_nothing_is_no_pass(capsys):
+    assert main(["fuzz", "--backend=tests.faulty_backends:SupportsNothing", "--budget=20", "--ops=MaxPool-12",
+                 "--isolation=none"]) == 2
+    assert "nothing was judged" in capsys.readouterr().err
 
 
 

@@ -79,7 +79,16 @@ def main(args: argparse.Namespace) -> int:
     if args.report:
         write_fuzz_reports(env, [run], args.report, out=args.out)
         print(f"wrote {args.report}/ ({RESULTS_FILE}, {HTML_FILE}, {MARKDOWN_FILE})")
-    return 1 if run.clusters else 0
+    if run.clusters:
+        return 1
+    if run.judged == 0:  # a green run that tested nothing would read as conformance
+        print(f"conformance fuzz: {NOTHING_JUDGED}", file=sys.stderr)
+        return 2
+    return 0
+
+
+NOTHING_JUDGED = ("nothing was judged: the backend calls every element type unsupported, or every drawn "
+                  "configuration was discarded")
 
 
 def fuzz(runner, targets, seed: int, budget: int, shrink: bool = True, shrink_s: float = DEFAULT_SHRINK_S,

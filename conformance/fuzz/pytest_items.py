@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from .command import fuzz, summary
+from .command import NOTHING_JUDGED, fuzz, summary
 from .output import write_cases, write_repros
 from .space import all_targets
 
@@ -46,6 +46,8 @@ class FuzzItem(pytest.Item):
         self.user_properties.append(("conformance-fuzz", summary(run)))
         if run.clusters:
             raise FuzzFailure(summary(run))
+        if run.judged == 0:
+            pytest.skip(f"conformance fuzz: {NOTHING_JUDGED}")
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, FuzzFailure):
