@@ -20,7 +20,7 @@ import pytest
 
 from .backends import Backend, BackendNotFound, load_backend, split_specs
 from .backends.isolated import InProcessBackend, IsolatedBackend
-from .expand.cache import ExpansionCache, expand_file
+from .expand.cache import expand_file, expansion_cache
 from .expand.items import Item
 from .judge.expectations import Expectations, file_names, load_expectations, load_skips
 from .judge.lock import Lock, lock_path
@@ -117,8 +117,7 @@ class SuiteSession:
         self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
         self.finished = self.interrupted = False
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
-        cache = getattr(config, "cache", None)
-        self.expansions = ExpansionCache(cache.mkdir("conformance-items"), self.case_dir, self.limits) if cache else None
+        self.expansions = expansion_cache(config, self.case_dir, self.limits)
         report_dir = config.getoption("report")
         self.report_dir = report_dir if not hasattr(config, "workerinput") else None
         # Claimed and written before the first item: a bad path is a usage error, and a run

@@ -7,22 +7,27 @@ every byte they can depend on: the case directory's files (a case may derive fro
 the bundled registry, the suite's own code, schemas and signatures, and the reading budgets
 (``--conformance-limit``); any change makes a new key. The registry of open questions is kept
 the same way. What does not load is never cached: its error shows every time.
+
+The cache is read as untrusted input: in a format that cannot run code (``codec``), from regular
+files only, bounded in bytes, checked against the types it must hold.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import stat
+import tempfile
 from pathlib import Path
 from typing import Callable, TypeVar
 
 from ..load.cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
 from ..load.limits import Limits
+from . import codec
 from .items import Item, expand
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
+MAX_ENTRY_BYTES = 256 << 20  # the largest entry of the bundled cases is about 3 MB
 T = TypeVar("T")
 
 
@@ -45,29 +50,84 @@ def suite_digest(case_dir: Path, limits: Limits) -> str:
     return digest.hexdigest()[:24]
 
 
+def expansion_cache(config, case_dir: Path, limits: Limits) -> ExpansionCache | None:
+    """The cache in pytest's cache directory (``-p no:cacheprovider`` turns it off), or None
+    where that directory cannot be made (a file in its place, a read-only tree): the run then
+    loads everything itself."""
+    cache = getattr(config, "cache", None)
+    if cache is None:
+        return None
+    try:
+        return ExpansionCache(cache.mkdir("conformance-items"), case_dir, limits)
+    except OSError:
+        return None
+
+
 class ExpansionCache:
     def __init__(self, directory: Path, case_dir: Path, limits: Limits):
         self.directory, self.digest = directory, suite_digest(case_dir, limits)
 
     def registry(self, case_dir: Path, limits: Limits) -> dict[str, Ambiguity]:
-        return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits))
+        return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits), dict)
 
     def items(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[Item]:
-        return self._cached(_short(file), lambda: expand_file(file, registry, limits))
+        return self._cached(_short(file), lambda: expand_file(file, registry, limits), list)
 
-    def _cached(self, name: str, compute: Callable[[], T]) -> T:
-        entry = self.directory / f"{self.digest}-{name}.pickle"
+    def _cached(self, name: str, compute: Callable[[], T], kind: type) -> T:
+        """``compute()``, or what an earlier run stored of it. Whatever stands in the cache's
+        place (a planted file, a directory, a FIFO, a link to /dev/zero, a read-only or missing
+        directory) means computing again, never fewer items or an error."""
+        entry = self.directory / f"{self.digest}-{name}.json"
         try:
-            return pickle.loads(entry.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            value = codec.loads(_read_regular(entry, MAX_ENTRY_BYTES))
+            if _is_a(value, kind):
+                return value
+        except (OSError, codec.CacheCorrupt):
             pass
         value = compute()
-        for stale in self.directory.glob(f"*-{name}.pickle"):  # the same thing under older keys
-            stale.unlink(missing_ok=True)
-        temporary = entry.with_suffix(f".{os.getpid()}.tmp")  # xdist workers write side by side
-        temporary.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        temporary.replace(entry)
+        try:
+            for stale in self.directory.glob(f"*-{name}.json"):  # the same thing under older keys
+                stale.unlink(missing_ok=True)
+            self._write(entry, codec.dumps(value))
+        except OSError:  # an unwritable cache costs the next run its start, nothing else
+            pass
         return value
+
+    def _write(self, entry: Path, data: bytes) -> None:
+        # xdist workers write side by side: each a new file of its own (never one planted at a
+        # name known in advance), then renamed over the entry
+        fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=entry.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+            os.replace(temporary, entry)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link) of at most ``limit`` bytes;
+    opening never blocks (a FIFO) and reading never goes past the limit (a device)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise OSError(f"{path}: not a regular file within {limit} bytes")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(limit + 1)
+        if len(data) > limit:
+            raise OSError(f"{path}: grew beyond {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
+def _is_a(value: object, kind: type) -> bool:
+    """The cached whole is what was stored: a list of items, or a registry."""
+    if kind is list:
+        return isinstance(value, list) and all(isinstance(v, Item) for v in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, Ambiguity) for k, v in value.items())
 
 
 def _short(path: Path) -> str:

@@ -1,0 +1,175 @@
+"""The suite's own state read back as untrusted input: the expansion cache in pytest's cache
+directory. Whatever stands in an entry's place means computing again: never code run, never fewer
+items, never an INTERNALERROR."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conformance.expand import codec
+from conformance.expand.cache import ExpansionCache, expand_file
+from conformance.load.cases import bundled_case_dir, load_registry
+from conformance.load.limits import DEFAULT_LIMITS
+from conformance.plugin import PACKAGE_DIR
+from tests.samples import SMALL_CASE
+
+BUNDLED = bundled_case_dir()
+EDGES = BUNDLED / "maxunpool_edges.yaml"
+
+
+class RunsCode:
+    """A pickle that runs ``touch`` when unpickled."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def ids(items):
+    return [item.id for item in items]
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_registry(BUNDLED)
+
+
+@pytest.fixture
+def cache(tmp_path, registry):
+    """A cache with one stored entry (maxunpool_edges.yaml's items); returns it and the entry."""
+    directory = tmp_path / "conformance-items"
+    directory.mkdir()
+    cache = ExpansionCache(directory, BUNDLED, DEFAULT_LIMITS)
+    cache.items(EDGES, registry, DEFAULT_LIMITS)
+    [entry] = directory.glob("*.json")
+    return cache, entry
+
+
+def test_a_stored_entry_reads_back_as_the_same_items(cache, registry):
+    store, entry = cache
+    again = store.items(EDGES, registry, DEFAULT_LIMITS)
+    fresh = expand_file(EDGES, registry, DEFAULT_LIMITS)
+    assert ids(again) == ids(fresh) and len(fresh) > 100
+    assert codec.dumps(again) == codec.dumps(fresh) == entry.read_bytes()
+
+
+def _planted(entry, tmp_path, how):
+    marker = tmp_path / "ran"
+    entry.unlink()
+    if how == "pickle running code":
+        entry.write_bytes(pickle.dumps([RunsCode(marker)]))
+    elif how == "directory":
+        entry.mkdir()
+    elif how == "link to /dev/zero":
+        entry.symlink_to("/dev/zero")
+    elif how == "dangling link":
+        entry.symlink_to(tmp_path / "nowhere")
+    elif how == "fifo":
+        os.mkfifo(entry)
+    elif how == "wrong whole":
+        entry.write_text(json.dumps([["tuple", [["s", "items"]]]]))
+    elif how == "an item of the wrong type":
+        entry.write_text(json.dumps([["list", [1, 2]], ["tuple", [["r", 0]]]]))
+    elif how == "truncated":
+        entry.write_bytes(b'[["list",[')
+    elif how == "not utf-8":
+        entry.write_bytes(b"\xff\xfe[]")
+    elif how == "deep nesting":
+        entry.write_text("[" * 100_000 + "]" * 100_000)
+    elif how == "huge integer":
+        entry.write_text("[" + "9" * 100_000 + "]")
+    return marker
+
+
+@pytest.mark.parametrize("how", ["pickle running code", "directory", "link to /dev/zero", "dangling link", "fifo",
+                                 "wrong whole", "an item of the wrong type", "truncated", "not utf-8",
+                                 "deep nesting", "huge integer"])
+def test_whatever_stands_in_an_entry_s_place_is_recomputed(cache, registry, tmp_path, how):
+    store, entry = cache
+    marker = _planted(entry, tmp_path, how)
+    items = store.items(EDGES, registry, DEFAULT_LIMITS)
+    assert ids(items) == ids(expand_file(EDGES, registry, DEFAULT_LIMITS))
+    assert not marker.exists()
+
+
+def test_an_entry_over_the_byte_bound_is_not_read(cache, registry, monkeypatch):
+    store, entry = cache
+    monkeypatch.setattr("conformance.expand.cache.MAX_ENTRY_BYTES", 1000)
+    read = []
+    monkeypatch.setattr(codec, "loads", lambda data: read.append(data) or [])
+    assert len(store.items(EDGES, registry, DEFAULT_LIMITS)) > 100 and not read
+
+
+def test_an_unwritable_cache_directory_runs_uncached(tmp_path, registry):
+    directory = tmp_path / "conformance-items"
+    directory.write_text("a file where the directory should be")
+    store = ExpansionCache(directory, BUNDLED, DEFAULT_LIMITS)
+    assert len(store.items(EDGES, registry, DEFAULT_LIMITS)) > 100
+
+
+def test_a_planted_temporary_name_is_never_written_through(cache, registry, tmp_path):
+    """The old writer used ``<entry>.<pid>.tmp``: a link planted there would be written through."""
+    store, entry = cache
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    entry.unlink()
+    (entry.parent / f"{entry.stem}.{os.getpid()}.tmp").symlink_to(victim)
+    store.items(EDGES, registry, DEFAULT_LIMITS)
+    assert victim.read_text() == "precious" and entry.is_file()
+
+
+@pytest.mark.parametrize("entries, says", [
+    ([["Item", {"id": ["s", "x"]}], ["tuple", [["r", 0]]]], "fields"),
+    ([["list", [["r", 5]]]], "not a value"),
+    ([["os.system", ["s", "ls"]]], "unknown"),
+    ([["array", ["object", [1], "AA=="]]], "not an array"),
+    ([["array", ["float32", [3], "AA=="]]], "not an array"),
+    ([["op", ["ai.onnx", "MaxPool", 99]]], "no such operator"),
+    ([["dict", [[["r", 0], 1]]], ["list", []]], "not a value"),
+])
+def test_the_codec_refuses_what_it_did_not_write(entries, says):
+    with pytest.raises(codec.CacheCorrupt, match=says):
+        codec.loads(json.dumps(entries).encode())
+
+
+def test_a_chain_of_references_is_nesting_too():
+    chain = [["list", []]] + [["list", [["r", i]]] for i in range(200)]
+    with pytest.raises(codec.CacheCorrupt, match="nests deeper"):
+        codec.loads(json.dumps(chain).encode())
+
+
+def test_the_codec_keeps_arrays_bit_for_bit_and_shared_objects_shared():
+    negative_zero_nan = np.array([-0.0, np.nan, -np.inf], dtype=np.float32)
+    shared = (1, "a")
+    value = [negative_zero_nan, shared, shared, {"k": (2.5, None, True)}, np.array(2**62 + 1, dtype=np.int64)]
+    back = codec.loads(codec.dumps(value))
+    assert back[0].tobytes() == negative_zero_nan.tobytes() and back[0].dtype == np.float32
+    assert back[1] is back[2] and back[3] == {"k": (2.5, None, True)} and int(back[4]) == 2**62 + 1
+
+
+def test_a_planted_pickle_in_the_cache_runs_nothing_in_a_real_run(tmp_path):
+    """End to end: a pickle at every name the cache uses, in a user's run."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "small.yaml").write_text(SMALL_CASE)
+    command = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--cases", str(cases), "--co", "-q",
+               "-p", "cacheprovider", "-o", f"cache_dir={tmp_path / 'cache'}"]
+    first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    entries = list((tmp_path / "cache" / "d" / "conformance-items").iterdir())
+    assert first.returncode == 0 and len(entries) == 2, first.stdout + first.stderr
+    marker = tmp_path / "ran"
+    for entry in entries:
+        entry.write_bytes(pickle.dumps([RunsCode(marker)]))
+        entry.with_suffix(".pickle").write_bytes(pickle.dumps([RunsCode(marker)]))
+    again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout.count("small[") == first.stdout.count("small[") > 0
+    assert not marker.exists()
