@@ -242,6 +242,8 @@ class SuiteSession:
 
     def pytest_report_header(self) -> list[str]:
         extra = self.expectation_lines() if self.config.getoption("expectations") is not None else []
+        if self.lock is not None and self.lock.problem is not None:  # every derived item will say so too
+            extra.append(f"conformance WARNING: the derived expectations cannot be checked: {self.lock.problem}")
         return header_lines(self.env) + extra
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):

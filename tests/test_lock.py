@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ import pytest
 from conformance.expand.items import load_items
 from conformance.judge import ambiguities, lock
 from conformance.judge.lock import Lock, LockError, lock_path
-from conformance.judge.verdict import evaluate
+from conformance.judge.verdict import SuiteError, evaluate
 from conformance.load.cases import bundled_case_dir, load_registry
 
 CASES = """\
@@ -82,3 +83,48 @@ def test_the_cli_runs_as_a_module(tmp_path):
     done = subprocess.run([sys.executable, "-m", "conformance.cli", "expectations", str(results)],
                           capture_output=True, text=True)
     assert done.returncode in (0, 2) and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("plant, says", [
+    (lambda p: p.unlink(), "No such file"),
+    (lambda p: (p.unlink(), os.mkfifo(p)), "FIFO"),
+    (lambda p: (p.unlink(), p.mkdir()), "directory"),
+    (lambda p: (p.unlink(), p.symlink_to("/dev/zero")), "character device"),
+    (lambda p: p.write_bytes(b"\xff\xfe not text"), "not UTF-8"),
+    (lambda p: p.write_text("MaxPool-12/ceil_window[float32] without a tab\n"), "not a locked line"),
+])
+def test_a_lock_that_is_no_lock_is_one_line_and_exit_2_and_fails_every_derived_item(case_dir, capsys, plant, says):
+    assert lock.update(case_dir) == 0
+    plant(lock_path(case_dir))
+    capsys.readouterr()
+    assert lock.check(case_dir) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+    (item,) = load_items(case_dir)
+    with pytest.raises(SuiteError, match=f"cannot be checked: .*{says}"):
+        evaluate(item, ambiguities.reference(), 0, load_registry(case_dir), Lock(lock_path(case_dir)))
+
+
+def test_an_item_the_lock_does_not_cover_is_the_suite_s_error_not_silence(case_dir):
+    assert lock.update(case_dir) == 0
+    lock_path(case_dir).write_text("# an empty (or truncated) lock\n")
+    (item,) = load_items(case_dir)
+    with pytest.raises(SuiteError, match="has no line in .*never frozen"):
+        evaluate(item, ambiguities.reference(), 0, load_registry(case_dir), Lock(lock_path(case_dir)))
+
+
+def test_a_fifo_lock_is_refused_without_waiting_for_a_writer(tmp_path):
+    """Opening a FIFO waits for a writer: the lock never opens one that way."""
+    os.mkfifo(tmp_path / "derived.lock")
+    result = subprocess.run([sys.executable, "-c", "from conformance.judge.lock import Lock; from pathlib import Path;"
+                             f"print(Lock(Path({str(tmp_path / 'derived.lock')!r})).problem)"],
+                            capture_output=True, text=True, timeout=30)
+    assert "FIFO" in result.stdout
+
+
+def test_update_never_writes_through_a_link_at_its_temporary_name(case_dir, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (case_dir / f".derived.lock.{os.getpid()}.tmp").symlink_to(victim)
+    assert lock.update(case_dir) == 0
+    assert victim.read_text() == "precious" and "ceil_window" in lock_path(case_dir).read_text()

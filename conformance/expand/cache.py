@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from ..load.cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
-from ..load.limits import Limits
+from ..load.limits import Limits, ReadRefused, read_regular
 from . import codec
 from .items import Item, expand
 
@@ -79,10 +79,10 @@ class ExpansionCache:
         directory) means computing again, never fewer items or an error."""
         entry = self.directory / f"{self.digest}-{name}.json"
         try:
-            value = codec.loads(_read_regular(entry, MAX_ENTRY_BYTES))
+            value = codec.loads(read_regular(entry, MAX_ENTRY_BYTES, follow_links=False))
             if _is_a(value, kind):
                 return value
-        except (OSError, codec.CacheCorrupt):
+        except (ReadRefused, codec.CacheCorrupt):
             pass
         value = compute()
         try:
@@ -104,23 +104,6 @@ class ExpansionCache:
         except OSError:
             Path(temporary).unlink(missing_ok=True)
             raise
-
-
-def _read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of ``path`` if it is a regular file (not a link) of at most ``limit`` bytes;
-    opening never blocks (a FIFO) and reading never goes past the limit (a device)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            raise OSError(f"{path}: not a regular file within {limit} bytes")
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(limit + 1)
-        if len(data) > limit:
-            raise OSError(f"{path}: grew beyond {limit} bytes")
-        return data
-    finally:
-        os.close(fd)
 
 
 def _is_a(value: object, kind: type) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -24,9 +25,11 @@ import numpy as np
 
 from ..expand.items import Item, load_items
 from ..load.cases import bundled_case_dir
+from ..load.limits import ReadRefused, read_state_text
 from .verdict import SuiteError
 
 LOCK_FILE = "derived.lock"
+MAX_LOCK_BYTES = 64 << 20  # the bundled lock is about 1.5 MB
 SHOWN_ITEMS = 20
 SHOWN_ELEMENTS = 4
 
@@ -47,10 +50,14 @@ def entry(item: Item, expected: dict[str, np.ndarray]) -> str:
 
 
 def read_lock(path: Path) -> dict[str, str]:
+    """The locked lines; ReadRefused (one line) for anything but a lock: a missing file, a FIFO,
+    a directory, a device, text that is not UTF-8, or a line that is not ``id<TAB>outputs``."""
     lines = {}
-    for line in path.read_text().splitlines():
+    for number, line in enumerate(read_state_text(path, MAX_LOCK_BYTES).splitlines(), 1):
         if line and not line.startswith("#"):
-            item_id, _, rest = line.partition("\t")
+            item_id, tab, rest = line.partition("\t")
+            if not tab or not rest or not item_id.isprintable():
+                raise ReadRefused(number, "", f"{path}:{number}: not a locked line (item id, a tab, its outputs)")
             lines[item_id] = rest
     return lines
 
@@ -58,7 +65,12 @@ def read_lock(path: Path) -> dict[str, str]:
 def write_lock(path: Path, lines: dict[str, str]) -> None:
     header = ("# Derived expectations of the bundled cases at seed 0, frozen: `conformance lock --update`\n"
               "# rewrites this file (see conformance/judge/lock.py); do not edit.\n")
-    path.write_text(header + "".join(f"{key}\t{lines[key]}\n" for key in sorted(lines)))
+    text = header + "".join(f"{key}\t{lines[key]}\n" for key in sorted(lines))
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.unlink(missing_ok=True)  # never written through a link planted at that name
+    with open(temporary, "x", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(temporary, path)  # a reader sees the old lock or the new one, never half
 
 
 @dataclass
@@ -76,15 +88,26 @@ class LockError(SuiteError):
 
 
 class Lock:
-    """The locked lines, consulted by a run with the default seed and the bundled cases."""
+    """The locked lines, consulted by a run with the default seed and the bundled cases. A lock
+    that cannot be read, or has no line for a derived item, fails that item as the suite's
+    error: an expectation that was never frozen is never judged in silence."""
 
     def __init__(self, path: Path):
-        self.lines = read_lock(path) if path.exists() else {}
+        self.path, self.problem = path, None
+        try:
+            self.lines = read_lock(path)
+        except ReadRefused as e:
+            self.lines, self.problem = {}, e.message
 
     def verify(self, item: Item, expected: dict[str, np.ndarray]) -> None:
+        if self.problem is not None:
+            raise SuiteError(f"{item.id}: its derived expectation cannot be checked: {self.problem}")
         locked = self.lines.get(item.id)
         now = entry(item, expected)
-        if locked is not None and locked != now:
+        if locked is None:
+            raise SuiteError(f"{item.id} has no line in {self.path} (a truncated lock, or a case added without "
+                             "`conformance lock --update`): its derived expectation was never frozen")
+        if locked != now:
             raise LockError(item.id, locked, now)
 
 
@@ -160,9 +183,13 @@ def diff(items: list[Item], locked: dict[str, str], now: dict[str, str],
 
 def check(case_dir: Path | None = None) -> int:
     path = lock_path(case_dir)
+    try:
+        locked = read_lock(path)
+    except ReadRefused as e:
+        print(f"conformance lock: {e.message}", file=sys.stderr)
+        return 2
     items = derived_items(case_dir or bundled_case_dir())
     now, outputs = current_lines(items)
-    locked = read_lock(path) if path.exists() else {}
     changes = diff(items, locked, now, outputs)
     if not changes:
         print(f"{path}: {len(now)} derived expectations, all as locked")
@@ -180,9 +207,13 @@ def update(case_dir: Path | None = None) -> int:
               file=sys.stderr)
         return 2
     path = lock_path(case_dir)
+    try:
+        locked = read_lock(path) if path.exists() or path.is_symlink() else {}  # the first lock of a directory
+    except ReadRefused as e:
+        print(f"conformance lock: {e.message} (remove it to write a new one)", file=sys.stderr)
+        return 2
     items = derived_items(case_dir or bundled_case_dir())
     now, outputs = current_lines(items)
-    locked = read_lock(path) if path.exists() else {}
     changed = [item for item in items if locked.get(item.id) != now[item.id]]
     disagreeing = {item.id: naive_disagreement(item, outputs[item.id]) for item in changed}
     disagreeing = {k: v for k, v in disagreeing.items() if v}

@@ -69,28 +69,50 @@ _KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a 
 def read_text(file: Path, limits: Limits) -> str:
     """The file's UTF-8 text: regular files only (a FIFO would block, a device never end), at
     most ``limits.file_bytes``."""
-    try:
-        _refuse_unless_regular(os.stat(file).st_mode)  # a socket cannot even be opened
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-        descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
-    try:
-        _refuse_unless_regular(os.fstat(descriptor).st_mode)  # what was opened, whatever changed since
-        data = os.read(descriptor, limits.file_bytes + 1)
-        while len(data) <= limits.file_bytes and (chunk := os.read(descriptor, limits.file_bytes + 1 - len(data))):
-            data += chunk
-    except OSError as e:
-        raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
-    finally:
-        os.close(descriptor)
-    if len(data) > limits.file_bytes:
-        raise ReadRefused(1, "", limits.exceeded("file_bytes", len(data), "bytes or more"))
+    data = read_regular(file, limits.file_bytes, "file_bytes", limits)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ReadRefused(line, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def read_regular(file: Path, max_bytes: int, limit_name: str | None = None, limits: Limits = DEFAULT_LIMITS,
+                 follow_links: bool = True) -> bytes:
+    """The bytes of ``file`` if it is a regular file of at most ``max_bytes``: opening never
+    waits (a FIFO) and reading stops past the bound (a device, a file that grows), so any path
+    costs bounded time and memory. ReadRefused otherwise."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else os.O_NOFOLLOW)
+    try:
+        _refuse_unless_regular((os.stat if follow_links else os.lstat)(file).st_mode)  # a socket cannot be opened
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+        descriptor = os.open(file, flags)
+    except OSError as e:
+        raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
+    try:
+        _refuse_unless_regular(os.fstat(descriptor).st_mode)  # what was opened, whatever changed since
+        data = os.read(descriptor, max_bytes + 1)
+        while len(data) <= max_bytes and (chunk := os.read(descriptor, max_bytes + 1 - len(data))):
+            data += chunk
+    except OSError as e:
+        raise ReadRefused(1, "", f"cannot be read: {e.strerror}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > max_bytes:
+        raise ReadRefused(1, "", limits.exceeded(limit_name, len(data), "bytes or more") if limit_name
+                          else f"over {max_bytes:,} bytes")
+    return data
+
+
+def read_state_text(file: Path, max_bytes: int) -> str:
+    """A file the suite wrote and reads back (a lock, a results.json): UTF-8 text of a regular
+    file within ``max_bytes``, or ReadRefused whose message names the file, in one line."""
+    try:
+        return read_regular(file, max_bytes).decode("utf-8")
+    except ReadRefused as e:
+        raise ReadRefused(1, "", f"{file}: {e.message}") from None
+    except UnicodeDecodeError as e:
+        raise ReadRefused(1, "", f"{file}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def _refuse_unless_regular(mode: int) -> None:
