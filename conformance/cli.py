@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -68,10 +69,46 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     try:
+        _check_outputs(args)
         return _command(args)
-    except ResultsError as e:  # a usage or input error, told apart from a regression (exit 1)
+    except (ResultsError, OutputError) as e:  # a usage or input error, told apart from a regression (exit 1)
         print(f"conformance {args.command}: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a write that fails midway (a full disk): one line, never a regression's exit code
+        print(f"conformance {args.command}: cannot write {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"conformance {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+class OutputError(ValueError):
+    """An output path that cannot be written (one line)."""
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every path a command will write, checked before any work: a directory where a file goes,
+    a file where a directory goes, a parent that cannot be made or written."""
+    directories = {"report": "output", "export": "target"}
+    files = {"compare": "markdown", "registry": "output", "expectations": "output"}
+    if args.command in directories:
+        _writable(getattr(args, directories[args.command]), directory=True)
+    elif getattr(args, files.get(args.command, ""), None) is not None:
+        _writable(getattr(args, files[args.command]), directory=False)
+
+
+def _writable(path: Path, directory: bool) -> None:
+    if directory and path.exists() and not path.is_dir():
+        raise OutputError(f"{path}: exists and is not a directory")
+    if not directory and path.is_dir():
+        raise OutputError(f"{path}: is a directory")
+    folder = path if directory else path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot be created ({e.strerror})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{folder}: not writable")
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -102,7 +139,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "registry":
         page = render(args.cases)
         if args.output:
-            args.output.write_text(page)
+            write_atomically(args.output, page)
         else:
             sys.stdout.write(page)
         return 0

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 
+from conformance.cli import main
 from conformance.expand import codec
 from conformance.expand.cache import ExpansionCache, expand_file
 from conformance.load.cases import bundled_case_dir, load_registry
@@ -173,3 +174,96 @@ def test_a_planted_pickle_in_the_cache_runs_nothing_in_a_real_run(tmp_path):
     again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert again.returncode == 0 and again.stdout.count("small[") == first.stdout.count("small[") > 0
     assert not marker.exists()
+
+
+# --- results.json, read back by `conformance compare`, `report` and `expectations` ---------------
+
+RUN = {"schema_version": 1, "partial": False, "interrupted": False,
+       "environment": {"suite_version": "0", "backends": [{"name": "probe", "version": "1", "details": {}}],
+                       "onnx": "1", "numpy": "2", "python": "3", "platform": "linux", "seed": 0, "cases": "cases"},
+       "started": "2026-11-25T00:00:00+00:00", "finished": None, "summary": {"pass": 60}, "collection_errors": [],
+       "items": [{"id": f"MaxPool-12/c{i}[float32]", "op": "MaxPool", "version": 12, "backend": "probe",
+                  "outcome": "pass", "message": ""} for i in range(60)]}
+
+
+def _hostile_results(path, how):
+    if how == "100k-deep nesting":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif how == "100,000-digit integer":
+        path.write_text(json.dumps(RUN).replace('"seed": 0', '"seed": ' + "9" * 100_000))
+    elif how == "items as an object":
+        path.write_text(json.dumps(dict(RUN, items={"a": 1})))
+    elif how == "a bad item after the first 50":
+        items = [dict(r) for r in RUN["items"]]
+        items[55]["outcome"] = "passed, honestly"
+        path.write_text(json.dumps(dict(RUN, items=items)))
+    elif how == "an item of the wrong type late":
+        path.write_text(json.dumps(dict(RUN, items=RUN["items"] + ["not a record"])))
+    elif how == "link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    elif how == "fifo":
+        os.mkfifo(path)
+    elif how == "directory":
+        path.mkdir()
+    elif how == "not utf-8":
+        path.write_bytes(b"\xff" * 10)
+    elif how == "empty":
+        path.write_text("")
+    elif how == "no backend":
+        path.write_text(json.dumps({**RUN, "environment": {**RUN["environment"], "backends": []}}))
+
+
+HOSTILE_RESULTS = ["100k-deep nesting", "100,000-digit integer", "items as an object", "a bad item after the first 50",
+                   "an item of the wrong type late", "link to /dev/zero", "fifo", "directory", "not utf-8", "empty",
+                   "no backend"]
+
+
+@pytest.mark.parametrize("command", ["compare", "report", "expectations"])
+@pytest.mark.parametrize("how", HOSTILE_RESULTS)
+def test_a_hostile_results_file_is_one_line_and_exit_2(tmp_path, capsys, command, how):
+    bad, good = tmp_path / "bad.json", tmp_path / "good.json"
+    _hostile_results(bad, how)
+    good.write_text(json.dumps(RUN))
+    extra = {"compare": [str(good)], "report": ["-o", str(tmp_path / "out")], "expectations": []}[command]
+    assert main([command, str(bad), *extra]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"conformance {command}: {bad}: ")
+
+
+def test_the_fast_schema_check_agrees_with_jsonschema():
+    """On the committed example run and on one-field mutations of a record (type, enum, extra key)."""
+    import jsonschema
+
+    from conformance.report.results import _results_check, _results_schema
+
+    example = json.loads((PACKAGE_DIR.parent / "reports" / "example" / "results.json").read_text())
+    documents = [example, RUN]
+    record = example["items"][0]
+    for key, value in [("outcome", "passed"), ("line", "7"), ("inputs", [{"name": "X"}]), ("attributes", []),
+                       ("diff", [{"output": "Y", "summary": "s", "mask": ["x?"]}]), ("version", 12.5)]:
+        documents.append(dict(RUN, items=[dict(record, **{key: value})]))
+    documents += [dict(RUN, extra=1), dict(RUN, schema_version=2), {k: v for k, v in RUN.items() if k != "items"}]
+    validator = jsonschema.Draft202012Validator(_results_schema())
+    for document in documents:
+        assert (_results_check()(document, "") is None) == validator.is_valid(document)
+
+
+@pytest.mark.parametrize("command", ["export", "report", "compare", "registry", "expectations"])
+@pytest.mark.parametrize("where", ["a file where a directory goes", "under a file"])
+def test_an_output_path_that_cannot_be_written_is_one_line_and_exit_2_before_any_work(tmp_path, capsys, command,
+                                                                                      where):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(RUN))
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    target = blocker if where == "a file where a directory goes" and command in ("export", "report") else \
+        (tmp_path / "a_directory" if where == "a file where a directory goes" else blocker / "x" / "out.md")
+    (tmp_path / "a_directory").mkdir()
+    arguments = {"export": ["export", str(target)], "report": ["report", str(results), "-o", str(target)],
+                 "compare": ["compare", str(results), str(results), "--markdown", str(target)],
+                 "registry": ["registry", "--output", str(target)],
+                 "expectations": ["expectations", str(results), "-o", str(target)]}[command]
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith(f"conformance {command}: {target}")
+    assert blocker.read_text() == "a file"
