@@ -89,12 +89,12 @@ class OutputError(ValueError):
 def _check_outputs(args: argparse.Namespace) -> None:
     """Every path a command will write, checked before any work: a directory where a file goes,
     a file where a directory goes, a parent that cannot be made or written."""
-    directories = {"report": "output", "export": "target"}
-    files = {"compare": "markdown", "registry": "output", "expectations": "output"}
-    if args.command in directories:
-        _writable(getattr(args, directories[args.command]), directory=True)
-    elif getattr(args, files.get(args.command, ""), None) is not None:
-        _writable(getattr(args, files[args.command]), directory=False)
+    directories = {"report": ["output"], "export": ["target"], "fuzz": ["out", "report"]}
+    files = {"compare": ["markdown"], "registry": ["output"], "expectations": ["output"]}
+    for names, directory in ((directories, True), (files, False)):
+        for name in names.get(args.command, []):
+            if getattr(args, name) is not None:
+                _writable(getattr(args, name), directory)
 
 
 def _writable(path: Path, directory: bool) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
@@ -21,12 +23,13 @@ from ..backends import BackendNotFound, load_backend
 from ..backends.isolated import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
-from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzRun
+from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import fuzz_section, records, write_cases, write_repros
 from .space import select_targets
 
 DEFAULT_TIMEOUT_S = 60
 DEFAULT_MEMORY_LIMIT_MIB = 8192
+DEFAULT_MAX_TIME_S = 1800  # a default budget takes about a minute; a hanging backend must not take all night
 
 
 def add_parser(commands) -> None:
@@ -42,6 +45,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--shrink-time", type=float, default=DEFAULT_SHRINK_S, metavar="S",
                         help=f"seconds of shrinking per round of the search (default {DEFAULT_SHRINK_S:g})")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as drawn")
+    parser.add_argument("--max-time", type=float, default=DEFAULT_MAX_TIME_S, metavar="S",
+                        help=f"seconds the whole fuzz may take, every phase included (default {DEFAULT_MAX_TIME_S:g}); "
+                             "what is found by then is written, shrunk as far as it got")
     parser.add_argument("--isolation", choices=("process", "none"), default="process",
                         help="run the backend in a child process (default), or in this one")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
@@ -57,34 +63,54 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, BackendNotFound, ImportError) as e:
         print(f"conformance fuzz: {e}", file=sys.stderr)
         return 2
-    if args.budget < 1:
-        print("conformance fuzz: --budget must be at least 1", file=sys.stderr)
+    if args.budget < 1 or args.max_time <= 0:
+        print("conformance fuzz: --budget must be at least 1 and --max-time positive", file=sys.stderr)
         return 2
     runner = backend
     if args.isolation == "process":
         runner = IsolatedBackend(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
     env = environment([(backend, runner)], args.seed, bundled_case_dir())
     print(f"conformance fuzz: {backend.name} {backend.version}, budget {args.budget}, seed {args.seed}, "
-          f"{len(targets)} operator versions")
+          f"{len(targets)} operator versions, at most {args.max_time:g} s")
+    write = _writer(env, args)
     try:
         run = fuzz(runner, targets, args.seed, args.budget, shrink=not args.no_shrink, shrink_s=args.shrink_time,
-                   progress=lambda line: print("  " + line, flush=True))
+                   progress=lambda line: print("  " + line, flush=True),
+                   deadline=time.monotonic() + args.max_time, checkpoint=lambda run: write(run, final=False))
+    except FuzzInterrupted as e:
+        run = e.run
     finally:
         if runner is not backend:
             runner.close()
     print(summary(run))
-    if args.out:
-        written = write_cases(run, args.out) + write_repros(run, args.out)
-        print(f"wrote {len(written)} files to {args.out}/ (cases/*.yaml, repro/*.py)")
-    if args.report:
-        write_fuzz_reports(env, [run], args.report, out=args.out)
-        print(f"wrote {args.report}/ ({RESULTS_FILE}, {HTML_FILE}, {MARKDOWN_FILE})")
+    write(run, final=True)
+    if run.stopped == "interrupted":
+        print("conformance fuzz: interrupted; what was found is written", file=sys.stderr)
+        return 130
     if run.clusters:
         return 1
     if run.judged == 0:  # a green run that tested nothing would read as conformance
-        print(f"conformance fuzz: {NOTHING_JUDGED}", file=sys.stderr)
+        reason = (f"--max-time {args.max_time:g} s passed before any configuration was judged"
+                  if run.stopped == "max-time" else NOTHING_JUDGED)
+        print(f"conformance fuzz: {reason}", file=sys.stderr)
         return 2
     return 0
+
+
+def _writer(env: dict, args: argparse.Namespace) -> Callable[..., None]:
+    """Writes the clusters so far (cases, scripts, reports), each file atomically: called as each
+    cluster is found or shrunk (the report then says partial), and once at the end."""
+    def write(run: FuzzRun, final: bool) -> None:
+        if args.out:
+            written = write_cases(run, args.out) + write_repros(run, args.out)
+            if final:
+                print(f"wrote {len(written)} files to {args.out}/ (cases/*.yaml, repro/*.py)")
+        if args.report:
+            write_fuzz_reports(env, [run], args.report, out=args.out, partial=not final or run.stopped == "interrupted",
+                               interrupted=run.stopped == "interrupted")
+            if final:
+                print(f"wrote {args.report}/ ({RESULTS_FILE}, {HTML_FILE}, {MARKDOWN_FILE})")
+    return write
 
 
 NOTHING_JUDGED = ("nothing was judged: the backend calls every element type unsupported, or every drawn "
@@ -92,15 +118,17 @@ NOTHING_JUDGED = ("nothing was judged: the backend calls every element type unsu
 
 
 def fuzz(runner, targets, seed: int, budget: int, shrink: bool = True, shrink_s: float = DEFAULT_SHRINK_S,
-         progress: Callable[[str], None] | None = None) -> FuzzRun:
+         progress: Callable[[str], None] | None = None, deadline: float | None = None,
+         checkpoint: Callable[[FuzzRun], None] | None = None) -> FuzzRun:
     return Fuzzer(runner, load_registry(bundled_case_dir()), targets, seed=seed, budget=budget, shrink=shrink,
-                  shrink_s=shrink_s, progress=progress).fuzz()
+                  shrink_s=shrink_s, progress=progress, deadline=deadline, checkpoint=checkpoint).fuzz()
 
 
 def summary(run: FuzzRun) -> str:
     outcomes = ", ".join(f"{n} {o}" for o, n in sorted(run.outcomes.items()))
+    stopped = {"max-time": "; stopped by --max-time", "interrupted": "; interrupted"}.get(run.stopped, "")
     lines = [f"{run.judged} configurations in {run.seconds:.1f} s ({run.per_second:.1f}/s of search; {outcomes}); "
-             f"{len(run.clusters)} failure clusters"]
+             f"{len(run.clusters)} failure clusters{stopped}"]
     if run.unsupported:
         lines.append(f"not drawn (unsupported): {', '.join(run.unsupported)}")
     for c in run.clusters:
@@ -109,7 +137,7 @@ def summary(run: FuzzRun) -> str:
 
 
 def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Path | None = None,
-                       base: Results | None = None) -> None:
+                       base: Results | None = None, partial: bool = False, interrupted: bool = False) -> None:
     """results.json (the clusters' minimal items as records, the runs as its ``fuzz`` list), report.html
     and summary.md; ``out``: where the cases and repro scripts were written; ``base``: a suite run's
     results to add them to."""
@@ -117,10 +145,10 @@ def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Pat
     from ..report.results import render_markdown
 
     results = base or Results(env, None)
-    for run in runs:
-        for record in records(run):
-            results.records.append(record)
-    document = results.document(partial=False)
+    document = results.document(partial=partial, interrupted=interrupted)
+    document["items"] = sorted(document["items"] + [r for run in runs for r in records(run)],
+                               key=lambda r: (r["id"], r["backend"]))
+    document["summary"] = dict(sorted(Counter(r["outcome"] for r in document["items"]).items()))
     document["fuzz"] = [fuzz_section(run, out) for run in runs]
     write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
     write_atomically(directory / HTML_FILE, render_html(document))

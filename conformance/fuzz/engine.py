@@ -86,6 +86,7 @@ class FuzzRun:
     seconds: float = 0.0
     search_seconds: float = 0.0
     unsupported: list[str] = field(default_factory=list)  # op-version[dtype] the backend cannot run
+    stopped: str = "budget"  # or "max-time" (the deadline came first) or "interrupted" (Ctrl-C)
 
     @property
     def per_second(self) -> float:
@@ -94,6 +95,14 @@ class FuzzRun:
 
 class _Stop(BaseException):
     """Ends a search early (not an Exception, so that hypothesis does not take it for a bug)."""
+
+
+class FuzzInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a fuzz: carries the run as far as it got (its clusters, shrunk or not)."""
+
+    def __init__(self, run: FuzzRun):
+        super().__init__()
+        self.run = run
 
 
 class _Found(Exception):
@@ -156,11 +165,16 @@ class Fuzzer:
     def __init__(self, backend: Backend, registry: dict[str, Ambiguity], targets: list[Target], seed: int = 0,
                  budget: int = DEFAULT_BUDGET, shrink: bool = True, shrink_s: float = DEFAULT_SHRINK_S,
                  stop_at_first: bool = False, reject_one_in: int = 6, probe: bool = True,
-                 progress: Callable[[str], None] | None = None):
+                 progress: Callable[[str], None] | None = None, deadline: float | None = None,
+                 checkpoint: Callable[[FuzzRun], None] | None = None):
+        """``deadline``: a time.monotonic() by which every phase ends (what is found by then
+        stands, shrunk as far as it got); ``checkpoint``: called with the run each time a
+        cluster is found or shrunk, so that a kill loses nothing written."""
         self.backend, self.registry, self.targets = backend, registry, targets
         self.seed, self.budget, self.shrink, self.shrink_s = seed, budget, shrink, shrink_s
         self.stop_at_first, self.reject_one_in, self.probe = stop_at_first, reject_one_in, probe
         self.progress = progress or (lambda line: None)
+        self.deadline, self.checkpoint = deadline, checkpoint or (lambda run: None)
         self.run = FuzzRun(getattr(backend, "name", "?"), getattr(backend, "version", "?"), seed, budget)
         self.known: dict[str, Signature | None | bool] = {}  # repr(config) -> its signature (False: no model)
 
@@ -189,22 +203,44 @@ class Fuzzer:
     # ---- the search, then one shrink per signature ----
 
     def fuzz(self) -> FuzzRun:
-        started = time.monotonic()
-        if self.probe:
-            self.targets = self.supported(self.targets)
-        self.strata = strata(self.targets)
-        found: dict[Signature, Cluster] = {}
-        if self.targets:
-            self._search(found, started)
-        for signature, cluster in found.items():
-            if self.shrink and not self.stop_at_first:
+        self.started = time.monotonic()
+        self.found: dict[Signature, Cluster] = {}
+        try:
+            if self.probe:
+                self.targets = self.supported(self.targets)
+            self.strata = strata(self.targets)
+            if self.targets:
+                self._search(self.found)
+            for signature, cluster in self.found.items():
+                if not self.shrink or self.stop_at_first or self._past_deadline():
+                    continue
                 self._shrink(cluster)
                 cluster.selectors = self.selectors(cluster)
                 self.progress(f"shrunk: {signature.describe()}; changing this makes it pass: "
                               f"{', '.join(cluster.matters) or '-'}")
-        self.run.clusters = sorted(found.values(), key=lambda c: (c.signature.op, c.signature.kind, c.signature.dtype))
-        self.run.seconds = time.monotonic() - started
+                self._publish()
+        except KeyboardInterrupt:
+            self.run.stopped = "interrupted"
+            self._publish(checkpoint=False)
+            raise FuzzInterrupted(self.run) from None
+        self._publish(checkpoint=False)
         return self.run
+
+    def _publish(self, checkpoint: bool = True) -> None:
+        """The clusters so far into the run, and the run to the checkpoint."""
+        self.run.clusters = sorted(self.found.values(), key=lambda c: (c.signature.op, c.signature.kind,
+                                                                        c.signature.dtype))
+        self.run.seconds = time.monotonic() - self.started
+        if checkpoint:
+            self.checkpoint(self.run)
+
+    def _past_deadline(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            if self.run.stopped == "budget":
+                self.run.stopped = "max-time"
+                self.progress("the deadline (--max-time) has come: what was found stands as it is")
+            return True
+        return False
 
     def supported(self, targets: list[Target]) -> list[Target]:
         """Each target restricted to the element types the backend runs (one tiny model each).
@@ -214,6 +250,9 @@ class Fuzzer:
             port = "T1" if target.op == "MaxUnpool" else "T"
             dtypes = []
             for dtype in target.dtypes or target.signature.types[port]:
+                if self._past_deadline():
+                    dtypes.append(dtype)  # left unprobed: the search ends at once anyway
+                    continue
                 judged = self.judge(_tiny(target, dtype))
                 if judged and judged[1].outcome is Outcome.UNSUPPORTED:
                     self.run.unsupported.append(f"{target.label}[{dtype}]")
@@ -240,11 +279,11 @@ class Fuzzer:
         except (_Stop, _Found, Unsatisfiable, Flaky):
             pass
 
-    def _search(self, found: dict[Signature, Cluster], started: float) -> None:
-        run = self.run
+    def _search(self, found: dict[Signature, Cluster]) -> None:
+        run, started = self.run, self.started
 
         def check(config: dict[str, Any]) -> None:
-            if run.judged >= self.budget:
+            if run.judged >= self.budget or self._past_deadline():
                 raise _Stop
             if repr(config) in self.known:  # drawn before (each chunk starts with the simplest configuration)
                 if self.known[repr(config)] is False:
@@ -269,11 +308,12 @@ class Fuzzer:
             found[signature] = Cluster(signature, config, item, verdict, 1, run.judged,
                                        round(time.monotonic() - started, 3), chunk=state["chunk"])
             self.progress(f"found after {run.judged} configurations: {signature.describe()}")
+            self._publish()
             if self.stop_at_first:
                 raise _Stop
 
         state = {"chunk": 0}
-        while run.judged < self.budget and not (self.stop_at_first and found):
+        while run.judged < self.budget and not (self.stop_at_first and found) and not self._past_deadline():
             before = run.judged
             self._hypothesis(check, [Phase.generate], state["chunk"])
             state["chunk"] += 1
@@ -288,7 +328,9 @@ class Fuzzer:
 
         def check(config: dict[str, Any]) -> None:
             key = repr(config)
-            if raised and time.monotonic() - started > self.shrink_s:
+            if not raised and self._past_deadline():  # replaying up to the example took the time left
+                raise _Stop
+            if raised and (time.monotonic() - started > self.shrink_s or self._past_deadline()):
                 if key in raised:  # the same answer as before, or hypothesis calls it flaky
                     raise _Found
                 return
@@ -312,6 +354,8 @@ class Fuzzer:
         """Vary each selector of the minimal configuration: does the failure stay, change or go?"""
         results = []
         for selector, changed in variations(cluster.config):
+            if self._past_deadline():
+                break
             judged = self.judge(changed)
             if judged is None or judged[1].outcome in (Outcome.UNSUPPORTED, Outcome.DIVERGENT):
                 effect = "n/a"

@@ -15,7 +15,7 @@ from onnx import helper
 
 from ..judge.verdict import expected_outputs
 from ..expand.items import qualified_op
-from ..report.writer import json_safe
+from ..report.writer import json_safe, write_atomically
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
 
@@ -55,10 +55,9 @@ def write_cases(run: FuzzRun, directory: Path) -> list[Path]:
     written = []
     for (domain, op), cases in sorted(by_operator.items()):
         file = directory / CASES_DIR / case_file_name(domain, op)
-        file.parent.mkdir(parents=True, exist_ok=True)
         header = (f"# Failure clusters of `conformance fuzz` against {run.backend} {run.backend_version} "
                   f"(seed {run.seed}), one minimal case each; outputs are derived by the reference.\n")
-        file.write_text(header + dump_yaml(file_document(domain, op, cases)))
+        write_atomically(file, header + dump_yaml(file_document(domain, op, cases)))
         written.append(file)
     return written
 
@@ -262,8 +261,7 @@ def write_repros(run: FuzzRun, directory: Path) -> list[Path]:
     written = []
     for cluster in run.clusters:
         file = directory / REPRO_DIR / f"{cluster_name(cluster)}.py"
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(repro_script(cluster, run))
+        write_atomically(file, repro_script(cluster, run))
         written.append(file)
     return written
 
@@ -283,6 +281,7 @@ def fuzz_section(run: FuzzRun, directory: Path | None) -> dict[str, Any]:
         "backend": run.backend, "backend_version": run.backend_version, "seed": run.seed, "budget": run.budget,
         "configurations": run.judged, "discarded": run.discarded, "outcomes": dict(sorted(run.outcomes.items())),
         "seconds": round(run.seconds, 3), "per_second": round(run.per_second, 2), "unsupported": run.unsupported,
+        "stopped": run.stopped,
         "clusters": [{
             "name": cluster_name(c), "op": c.signature.op, "outcome": c.signature.outcome, "kind": c.signature.kind,
             "dtype": c.signature.dtype, "indices": c.signature.indices, "hits": c.hits,

@@ -1,0 +1,83 @@
+"""`conformance fuzz` keeps what it found: output paths checked before the search, each cluster
+written (atomically) as it is found, a report marked interrupted on Ctrl-C, and a total deadline
+(--max-time) that bounds every phase, even against a backend that hangs."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+WRONG = ["--backend=tests.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12", "--isolation=none"]
+
+
+def _fuzz(tmp_path, *arguments):
+    return subprocess.Popen([sys.executable, "-m", "conformance.cli", "fuzz", *arguments, "--out", str(tmp_path / "out"),
+                             "--report", str(tmp_path / "report")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_a_cluster(tmp_path, process, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not (list((tmp_path / "out" / "repro").glob("*.py")) and (tmp_path / "report" / "summary.md").exists()):
+        assert process.poll() is None and time.monotonic() < deadline, "no cluster was written"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("where", ["out", "report"])
+def test_an_output_path_that_is_a_file_is_refused_before_the_search(tmp_path, capsys, where):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    started = time.monotonic()
+    assert main(["fuzz", *WRONG, "--budget=100000", f"--{where}", str(blocker)]) == 2
+    assert time.monotonic() - started < 5 and capsys.readouterr().err.count("\n") == 1
+
+
+def test_ctrl_c_writes_the_clusters_found_and_a_report_marked_interrupted(tmp_path):
+    process = _fuzz(tmp_path, *WRONG, "--budget=100000")
+    _wait_for_a_cluster(tmp_path, process)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "interrupted" in err
+    document = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert document["interrupted"] and document["partial"] and document["fuzz"][0]["stopped"] == "interrupted"
+    clusters = document["fuzz"][0]["clusters"]
+    assert clusters and len(list((tmp_path / "out" / "repro").glob("*.py"))) == len(clusters) == len(document["items"])
+
+
+def test_a_killed_fuzz_leaves_every_cluster_found_before_the_kill(tmp_path):
+    process = _fuzz(tmp_path, *WRONG, "--budget=100000")
+    _wait_for_a_cluster(tmp_path, process)
+    process.kill()
+    process.communicate(timeout=60)
+    document = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert document["partial"] and not document["interrupted"] and document["fuzz"][0]["clusters"]
+    cases = (tmp_path / "out" / "cases" / "fuzz_maxpool.yaml").read_text()
+    assert cases.count("- name:") >= 1 and not list((tmp_path / "out").rglob("*.tmp"))
+
+
+def test_max_time_bounds_every_phase_against_a_backend_that_hangs(tmp_path):
+    started = time.monotonic()
+    process = _fuzz(tmp_path, "--backend=tests.faulty_backends:Hangs", "--timeout=1", "--max-time=4", "--budget=1000")
+    out, err = process.communicate(timeout=120)
+    assert time.monotonic() - started < 4 + 1 + 15  # the deadline, one item's timeout, and the start
+    assert process.returncode == 2 and "--max-time 4 s passed before any configuration was judged" in err
+    assert json.loads((tmp_path / "report" / "results.json").read_text())["fuzz"][0]["stopped"] == "max-time"
+
+
+def test_max_time_stops_the_shrinking_and_what_was_found_stands(tmp_path):
+    process = _fuzz(tmp_path, *WRONG, "--budget=100000", "--max-time=3")
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err[-2000:]
+    assert "stopped by --max-time" in out
+    document = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert not document["partial"] and document["fuzz"][0]["clusters"]
