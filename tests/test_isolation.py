@@ -181,3 +181,40 @@ def test_a_crash_restarts_the_backend_for_the_next_item(tmp_path, monkeypatch):
     monkeypatch.setenv("FAULTY_MARKER", str(tmp_path / "crashed-once"))
     result = run_side_by_side(tmp_path, {"CrashesOnTheFirstItemOnly": None})
     assert sorted(r["outcome"] for r in result["report"]["items"]) == ["crash", "pass"]
+
+
+INHERITED_LIMIT = """\
+import resource, sys
+from pathlib import Path
+from conformance.backends.isolated import IsolatedBackend
+from conformance.expand.items import load_items
+from conformance.judge.verdict import SuiteError, evaluate
+from conformance.load.cases import load_registry
+
+limit = 3 * 2**30
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+runner = IsolatedBackend("reference", "reference", "0", 30, 8192)
+print(runner.details()["isolation"])
+cases = Path(sys.argv[1])
+items = [i for i in load_items(cases) if "MaxPool-12/" in i.id]
+print(evaluate(items[0], runner, 0, load_registry(cases)).outcome.value)
+runner.close()
+runner.memory_limit_mib = 10**6  # above the inherited hard limit: the child cannot set it
+try:
+    print(evaluate(items[0], runner, 0, load_registry(cases)).outcome.value)
+except SuiteError as e:
+    print("suite error:", e)
+"""
+
+
+def test_an_inherited_address_space_limit_is_taken_said_and_never_charged_to_the_backend(tmp_path):
+    """Under ``ulimit -v`` below the default limit, every isolated item was a crash ("not allowed
+    to raise maximum limit"): the lower limit applies and the header says so; a limit the child
+    still cannot set is the suite's error, not the backend's crash."""
+    (tmp_path / "small.yaml").write_text(WITH_INDICES)
+    result = subprocess.run([sys.executable, "-c", INHERITED_LIMIT, str(tmp_path)], capture_output=True, text=True,
+                            timeout=120, cwd=ROOT)
+    header, first, second = result.stdout.splitlines()[-3:]
+    assert "memory limit 3072 MiB (inherited by this process, below the 8192 MiB asked)" in header, result.stderr
+    assert first == "pass"
+    assert second.startswith("suite error: the suite could not isolate the backend: cannot set the memory limit")

@@ -63,6 +63,11 @@ class BackendTimedOut(BackendLost):
     """The backend did not answer within the per-item timeout; its process group was killed."""
 
 
+class IsolationFailed(RuntimeError):
+    """The suite could not set up the backend's process (e.g. its memory limit): the suite's
+    failure, never charged to the backend."""
+
+
 class BackendGarbage(Exception):
     """The backend returned something other than a list of numpy arrays."""
 
@@ -161,17 +166,33 @@ def _type_name(value: Any) -> str:
         return "object"
 
 
+def effective_memory_limit(requested_mib: int | None) -> tuple[int | None, str]:
+    """The address-space limit the backend's process gets, and a note where it is not the one
+    asked for: a process cannot raise the limit it inherits (``ulimit -v``, ``prlimit --as``, a
+    container), so the lower of the two applies, and the report header says so."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    inherited = min((v for v in (soft, hard) if v != resource.RLIM_INFINITY), default=None)
+    if inherited is None or (requested_mib and requested_mib * 2**20 <= inherited):
+        return requested_mib, ""
+    inherited_mib = inherited // 2**20
+    asked = f"the {requested_mib} MiB asked" if requested_mib else "no limit asked"
+    return inherited_mib, f" (inherited by this process, below {asked})"
+
+
 class IsolatedBackend:
     """Forwards ``run`` to a child process that loads the backend named ``spec``."""
 
     def __init__(self, spec: str, name: str, version: str, timeout_s: float, memory_limit_mib: int | None):
         self.spec, self.name, self.version = spec, name, version
-        self.timeout_s, self.memory_limit_mib = timeout_s, memory_limit_mib
+        self.timeout_s = timeout_s
+        self.memory_limit_mib, self.memory_note = effective_memory_limit(memory_limit_mib)
         self.child: subprocess.Popen | None = None
 
     def details(self) -> dict[str, str]:
         limit = f"{self.memory_limit_mib} MiB" if self.memory_limit_mib else "none"
-        return {"isolation": f"child process, timeout {self.timeout_s:g} s, memory limit {limit}"}
+        return {"isolation": f"child process, timeout {self.timeout_s:g} s, memory limit {limit}{self.memory_note}"}
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         if self.child is not None and self.child.poll() is not None:
@@ -238,6 +259,9 @@ class IsolatedBackend:
         self.fds = [self.to_child, self.from_child, lifeline[1]] + ([self.pidfd] if self.pidfd is not None else [])
         self.tail = _Tail(output[0])
         header, _ = self._receive(time.monotonic() + START_TIMEOUT_S, starting=True)
+        if header.get("kind") == "isolation failed":
+            self.close()
+            raise IsolationFailed(f"the suite could not isolate the backend: {header.get('message')}")
         if header.get("kind") != "ready":
             self.close()
             raise RuntimeError(f"the backend's process could not load {self.spec!r}: {header.get('message')}")
@@ -437,7 +461,12 @@ def serve(config: dict[str, Any]) -> None:
         import resource
 
         limit = config["memory_limit_mib"] * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ValueError, OSError) as e:
+            _answer(writer, {"kind": "isolation failed", "message": f"cannot set the memory limit "
+                                                                     f"{config['memory_limit_mib']} MiB: {e}"})
+            return
     from . import load_backend
 
     try:

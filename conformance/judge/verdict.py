@@ -19,7 +19,8 @@ import numpy as np
 import onnx
 
 from ..backends import Backend, Unsupported
-from ..backends.isolated import BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed
+from ..backends.isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
+                                 RaisedInBackend, malformed)
 from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
@@ -94,6 +95,8 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         actual = _run(backend, item, inputs)
     except Unsupported as e:
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
+    except IsolationFailed as e:
+        raise SuiteError(str(e)) from None
     except BackendLost as e:
         return Verdict(_LOST[type(e)], str(e), e.details, ambiguities)
     except BackendGarbage as e:
@@ -140,6 +143,8 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
         outputs = _run(backend, item, inputs)
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
+    except IsolationFailed as e:  # the suite's failure is no refusal of the backend's
+        raise SuiteError(str(e)) from None
     except BackendLost as e:  # losing the process is no way to refuse
         return Verdict(_LOST[type(e)], str(e), e.details, tags)
     except BackendGarbage as e:  # nor is an answer that is not one
