@@ -266,13 +266,7 @@ class SuiteSession:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = _record(report)
-        if record is None:
-            known = self.pending.pop(report.nodeid, None)  # its record, from the setup report
-            if known is not None and report.failed and "worker" in str(report.longrepr) \
-                    and "crashed" in str(report.longrepr):
-                # pytest-xdist lost the worker process running this item (--isolation=none)
-                self.results.add(dict(known, outcome=Outcome.CRASH.value,
-                                      message=str(report.longrepr).strip().splitlines()[-1]))
+        if record is None:  # not one of the suite's items, or the report of a lost worker (recorded below)
             return
         if report.when == "setup":
             self.pending[report.nodeid] = record
@@ -282,6 +276,39 @@ class SuiteSession:
         elif report.when == "setup" and report.failed:
             message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
             self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
+        """pytest-xdist lost the worker running ``crashitem`` (SIGKILL, the OOM killer, a crash
+        with --isolation=none): the item is a ``crash``, whether or not its setup had reported."""
+        record = self.pending.pop(crashitem, None) or self._record_of(crashitem)
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
+        message = (f"the pytest-xdist worker {worker!r} running this item died (killed, or its process crashed); "
+                   "no answer was judged")
+        if record is not None:
+            self.results.add(dict(record, outcome=Outcome.CRASH.value, message=message))
+        else:  # not an item of the suite's (a fuzz test): still never lost
+            self.results.add_collection_error(crashitem, message)
+
+    def _record_of(self, node_id: str) -> dict | None:
+        """An item's record from its node id alone: the controller of an xdist run collects
+        nothing, and a worker killed during setup has sent nothing."""
+        *parents, name = node_id.split("::")
+        item_id, _, spec = name.partition("@")
+        target = next((t for t in self.targets if t.spec == spec), None) if spec else self.targets[0]
+        files = case_files(self.case_dir)
+        named = [f for f in files if parents and f.name == parents[-1]]  # ids are unique: any file would do
+        try:
+            registry = load_registry(self.case_dir, self.limits)
+            expanded = self.expansions.items if self.expansions else expand_file
+            items = [i for file in named or files for i in expanded(file, registry, self.limits)]
+        except CaseError:
+            return None
+        item = next((i for i in items if i.id == item_id), None)
+        if item is None or target is None:
+            return None
+        return dict(item_record(item, self.case_dir), backend=target.backend.name,
+                    backend_version=target.backend.version)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.stale:

@@ -218,3 +218,34 @@ def test_an_inherited_address_space_limit_is_taken_said_and_never_charged_to_the
     assert "memory limit 3072 MiB (inherited by this process, below the 8192 MiB asked)" in header, result.stderr
     assert first == "pass"
     assert second.startswith("suite error: the suite could not isolate the backend: cannot set the memory limit")
+
+
+KILLER = """\
+import os, signal
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_{when}(item):
+    if "MaxPool-22/small" in item.nodeid and os.environ.get("PYTEST_XDIST_WORKER"):
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("when", ["setup", "call"])
+def test_an_xdist_worker_killed_mid_item_leaves_that_item_as_a_crash_and_a_summary_that_agrees(tmp_path, when):
+    """SIGKILL of the worker before its setup reported, or during the call: the item is in
+    results.json as a crash, with the worker's fate, and the summary matches pytest's exit code."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "small.yaml").write_text(WITH_INDICES)
+    (tmp_path / "killer.py").write_text(KILLER.format(when=when))
+    run = subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-p", "no:cacheprovider", "-p", "killer",
+                          "--cases=cases", "--report=out", "--backend=reference", "-n", "2"],
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"},
+                         capture_output=True, text=True, timeout=300)
+    report = json.loads((tmp_path / "out" / "results.json").read_text())
+    crashed = [r for r in report["items"] if r["outcome"] == "crash"]
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert [r["id"] for r in crashed] == ["MaxPool-22/small[float32]"], report["summary"]
+    assert "worker" in crashed[0]["message"] and "died" in crashed[0]["message"]
+    assert report["summary"] == {"crash": 1, "pass": 1} and crashed[0]["file"].endswith("small.yaml")
