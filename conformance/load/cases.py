@@ -77,6 +77,8 @@ class Source:
         for end in range(len(path), -1, -1):
             if path[:end] in self.lines:
                 return self.lines[path[:end]]
+            if end and path[:end - 1] + (str(path[end - 1]),) in self.lines:  # a key YAML read as a number
+                return self.lines[path[:end - 1] + (str(path[end - 1]),)]
         return 1
 
     def error(self, path: FieldPath, message: str) -> CaseError:
@@ -125,7 +127,7 @@ def validate(source: Source, path: FieldPath, instance: Any, schema: dict) -> No
         error = _closest_branch(error)
     path += tuple(error.absolute_path)
     if error.validator == "additionalProperties":
-        unknown = sorted(k for k in error.instance if k not in error.schema.get("properties", {}))
+        unknown = sorted((k for k in error.instance if k not in error.schema.get("properties", {})), key=str)
         raise source.error(path + (unknown[0],), f"unknown field {unknown[0]!r}")
     raise source.error(path, _schema_message(error))
 
