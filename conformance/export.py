@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +41,29 @@ HASH_CHARS = 16
 def export(case_dir: Path, target: Path, seed: int) -> tuple[dict[str, int], list[str]]:
     """(tests written per kind, one line per malformed case file, which is left out)."""
     registry = load_registry(case_dir)
-    manifest, names, counts, errors = [], set(), {}, []
+    manifest: list[dict] = []
+    names: set[str] = set()
+    counts: dict[str, int] = {}
+    errors: list[str] = []
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        _export_files(case_dir, target, seed, registry, manifest, names, counts, errors)
+    except KeyboardInterrupt:  # what was written stands, and says it is not the whole
+        _write_manifest(target, seed, manifest, interrupted=True)
+        raise
+    _write_manifest(target, seed, manifest, interrupted=False)
+    return counts, errors
+
+
+def _write_manifest(target: Path, seed: int, manifest: list[dict], interrupted: bool) -> None:
+    document = {"seed": seed, "interrupted": interrupted, "tests": manifest}
+    temporary = target / ".manifest.json.partial"
+    temporary.write_text(json.dumps(document, indent=1))
+    os.replace(temporary, target / "manifest.json")
+
+
+def _export_files(case_dir: Path, target: Path, seed: int, registry: dict[str, Ambiguity], manifest: list[dict],
+                  names: set[str], counts: dict[str, int], errors: list[str]) -> None:
     for file in case_files(case_dir):
         try:
             items = [item for case in load_case_file(file, registry) for item in expand(case)]
@@ -62,8 +86,6 @@ def export(case_dir: Path, target: Path, seed: int) -> tuple[dict[str, int], lis
                              "case": f"{case.file.name}:{case.line}", "op": case.op, "version": item.version,
                              "note": note})
             counts[kind] = counts.get(kind, 0) + 1
-    (target / "manifest.json").write_text(json.dumps({"seed": seed, "tests": manifest}, indent=1))
-    return counts, errors
 
 
 def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity]) -> tuple[str, str]:
@@ -108,14 +130,23 @@ def _test_name(item_id: str, taken: set[str]) -> str:
 
 
 def _write(directory: Path, item: Item, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray] | None) -> None:
-    data = directory / "test_data_set_0"
-    data.mkdir(parents=True, exist_ok=True)
-    onnx.save(item.model, directory / "model.onnx")
-    (directory / "data.json").write_text(json.dumps({"rtol": 0, "atol": 0}))
-    for index, port in enumerate(item.inputs):
-        (data / f"input_{index}.pb").write_bytes(_tensor(port.name, port.dtype.onnx, inputs[port.name]))
-    for index, output in enumerate(item.outputs if outputs is not None else ()):
-        (data / f"output_{index}.pb").write_bytes(_tensor(output.name, output.dtype.onnx, outputs[output.name]))
+    """One test, built beside its place and renamed into it: an interrupt never leaves a test
+    whose expected outputs are missing (a runner would find nothing to compare and pass it)."""
+    building = directory.with_name(f".{directory.name}.partial")
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        data = building / "test_data_set_0"
+        data.mkdir(parents=True)
+        onnx.save(item.model, building / "model.onnx")
+        (building / "data.json").write_text(json.dumps({"rtol": 0, "atol": 0}))
+        for index, port in enumerate(item.inputs):
+            (data / f"input_{index}.pb").write_bytes(_tensor(port.name, port.dtype.onnx, inputs[port.name]))
+        for index, output in enumerate(item.outputs if outputs is not None else ()):
+            (data / f"output_{index}.pb").write_bytes(_tensor(output.name, output.dtype.onnx, outputs[output.name]))
+        shutil.rmtree(directory, ignore_errors=True)  # an earlier export's test of the same name
+        os.replace(building, directory)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)  # a Ctrl-C midway leaves no half-built test
 
 
 def _tensor(name: str, element_type: int, array: np.ndarray) -> bytes:

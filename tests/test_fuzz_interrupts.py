@@ -20,7 +20,7 @@ WRONG = ["--backend=tests.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12",
 
 
 def _fuzz(tmp_path, *arguments):
-    return subprocess.Popen([sys.executable, "-m", "conformance.cli", "fuzz", *arguments, "--out", str(tmp_path / "out"),
+    return subprocess.Popen([sys.executable, "-m", "conformance", "fuzz", *arguments, "--out", str(tmp_path / "out"),
                              "--report", str(tmp_path / "report")], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -81,3 +81,47 @@ def test_max_time_stops_the_shrinking_and_what_was_found_stands(tmp_path):
     assert "stopped by --max-time" in out
     document = json.loads((tmp_path / "report" / "results.json").read_text())
     assert not document["partial"] and document["fuzz"][0]["clusters"]
+
+
+# --- the other long commands: export and report ---------------------------------------------------
+
+def _interrupted(arguments, ready, delay_s, cwd=ROOT):
+    """Start ``conformance ARGUMENTS``, wait until ``ready()``, then Ctrl-C it after ``delay_s``."""
+    process = subprocess.Popen([sys.executable, "-m", "conformance", *arguments], cwd=cwd,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(delay_s)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    return process.returncode, err
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.3, 0.9, 2.0])
+def test_an_interrupted_export_leaves_only_whole_tests_and_a_manifest_that_says_so(tmp_path, delay_s):
+    target = tmp_path / "exported"
+    code, err = _interrupted(["export", str(target)], lambda: target.is_dir() and any(target.iterdir()), delay_s)
+    assert code == 130 and err.strip() == "conformance export: interrupted", err[-2000:]
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["interrupted"]
+    assert not list(target.rglob(".*.partial"))
+    for test in manifest["tests"]:
+        data = target / test["test"] / "test_data_set_0"
+        assert (target / test["test"] / "model.onnx").is_file() and (data / "input_0.pb").is_file()
+        assert test["kind"] == "must_reject" or (data / "output_0.pb").is_file()
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.2, 0.5])
+def test_an_interrupted_report_leaves_the_old_files_or_the_new_ones(tmp_path, delay_s):
+    example = ROOT / "reports" / "example" / "results.json"
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").write_text("the old report")
+    started = time.monotonic()
+    code, err = _interrupted(["report", str(example), "-o", str(out)], lambda: time.monotonic() - started > 1.0,
+                             delay_s)
+    assert code in (0, 130) and "Traceback" not in err
+    html = (out / "report.html").read_text()
+    assert html == "the old report" or html.rstrip().endswith("</html>")
+    assert not list(out.glob("*.tmp"))
