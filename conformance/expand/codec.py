@@ -11,17 +11,19 @@ it needs no recursion and a planted file cannot nest deeply. An entry is ``[tag,
 - ``[class name, {field: value}]`` for one of the dataclasses in ``CLASSES``, whose every field is
   checked against its annotation.
 
-A value inside an entry is ``null``, a boolean, a number, ``["s", text]`` (a string) or
-``["r", index]`` (an earlier entry); the last entry is the whole. Anything else, in any part, is
+A value inside an entry is ``null``, a boolean, a number, ``["s", text]`` (a string),
+``["f", hex]`` (a NaN, by its 8 bytes: its sign is data) or ``["r", index]`` (an earlier entry); the last entry is the whole. Anything else, in any part, is
 ``CacheCorrupt``: the caller then recomputes.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import functools
 import json
+import struct
 import types
 import typing
 from pathlib import Path, PurePath
@@ -54,7 +56,9 @@ def dumps(value: Any) -> bytes:
 
 
 def _encode(value: Any, entries: list, index: dict[int, int], keep: list) -> Any:
-    if value is None or isinstance(value, (bool, int, float)) and type(value) in (bool, int, float):
+    if type(value) is float and value != value:  # JSON's NaN has no sign or payload: its 8 bytes do
+        return ["f", struct.pack(">d", value).hex()]
+    if value is None or type(value) in (bool, int, float):
         return value
     if type(value) is str:
         return ["s", value]
@@ -128,6 +132,9 @@ class _Decoder:
         if isinstance(v, list) and len(v) == 2:
             if v[0] == "s" and type(v[1]) is str:
                 return v[1]
+            if v[0] == "f" and type(v[1]) is str and len(v[1]) == 16:
+                with contextlib.suppress(ValueError):
+                    return struct.unpack(">d", bytes.fromhex(v[1]))[0]
             if v[0] == "r" and type(v[1]) is int and 0 <= v[1] < len(self.decoded):
                 self.depth = max(self.depth, self.depths[v[1]] + 1)
                 return self.decoded[v[1]]

@@ -110,7 +110,7 @@ def read_state_text(file: Path, max_bytes: int) -> str:
     try:
         return read_regular(file, max_bytes).decode("utf-8")
     except ReadRefused as e:
-        raise ReadRefused(1, "", f"{file}: {e.message}") from None
+        raise ReadRefused(1, "", f"{file}: {e.message.removeprefix('cannot be read: ')}") from None
     except UnicodeDecodeError as e:
         raise ReadRefused(1, "", f"{file}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
