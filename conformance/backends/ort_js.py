@@ -35,10 +35,14 @@ from .ort_js_setup import EPS, ICD, SERVER, environment, problems, node_modules
 
 # Where ONNX Runtime says it cannot, rather than should not, run a model.
 CANNOT = re.compile(r"Could not find an implementation|not supported yet|requires f16 but the device does not "
-                    r"support it|Unsupported data type|is not a registered function/op|is not supported")
+                    r"support it|Unsupported data type|is not a registered function/op|is not supported|Kernel not found")
 DTYPES = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int8": "|i1", "uint8": "|u1", "int16": "<i2",
           "uint16": "<u2", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "bool": "|b1"}
 NAMES = {text: name for name, text in DTYPES.items()}
+# ORT's words where no execution provider claimed a node: for ai.onnx the CPU provider always could
+# (a refusal), for the domains only providers implement (com.ms.internal.nhwc) nothing can (a cannot).
+UNCLAIMED = re.compile(r"Provider type for \S+ node with name '[^']*' is not set")
+PROVIDER_DOMAINS = {"com.ms.internal.nhwc"}
 
 
 class ServerDied(Exception):
@@ -79,10 +83,11 @@ class OrtJsBackend:
                                   "in onnxruntime's JavaScript API")
         header = {"inputs": [{"name": n, "dtype": NAMES[a.dtype.str], "shape": list(a.shape)}
                              for n, a in zip(names, arrays)]}
-        answer, buffers = self._exchange(header, [model.SerializeToString(), *(a.view(np.uint8) for a in arrays)])
+        answer, buffers = self._exchange(header, [model.SerializeToString(), *(a.reshape(-1).view(np.uint8) for a in arrays)])
         if answer.get("kind") == "error":
             message = str(answer.get("message"))
-            if CANNOT.search(message):
+            if CANNOT.search(message) or (UNCLAIMED.search(message)
+                                          and {n.domain for n in model.graph.node} <= PROVIDER_DOMAINS):
                 raise Unsupported(message)
             raise RuntimeError(message)
         by_name = {o["name"]: np.frombuffer(bytearray(b), DTYPES[o["dtype"]]).reshape(o["shape"])
@@ -114,8 +119,9 @@ class OrtJsBackend:
             raise RuntimeError(f"the ort-js server did not start: {answer.get('message')}")
 
     def _exchange(self, header: dict[str, Any], buffers: list) -> tuple[dict, list[memoryview]]:
+        frame = isolated._frame(header, buffers)
         try:
-            for chunk in isolated._frame(header, buffers):
+            for chunk in frame:
                 _write_all(self.fds[0], chunk)
             answer = isolated._read_frame(self.fds[1])
         except (BrokenPipeError, ConnectionResetError):

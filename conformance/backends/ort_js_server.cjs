@@ -98,7 +98,7 @@ function tensor(ort, description, bytes) {
 }
 
 async function session(ort, modelBytes) {
-  const options = { executionProviders: [ep], logSeverityLevel: 3 };
+  const options = { executionProviders: [ep], logSeverityLevel: 4 };
   if (ep === 'cpu') options.intraOpNumThreads = 1;
   return ort.InferenceSession.create(new Uint8Array(modelBytes), options);
 }
