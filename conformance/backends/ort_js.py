@@ -33,16 +33,15 @@ from . import isolated
 from .base import Unsupported
 from .ort_js_setup import EPS, ICD, SERVER, environment, problems, node_modules
 
-# Where ONNX Runtime says it cannot, rather than should not, run a model.
+# Where ONNX Runtime says it cannot, rather than should not, run a model. Beside a GPU provider, a node
+# no provider has a kernel for fails the memcpy transformer's check ("Provider type for MaxPool node
+# with name '' is not set") where the CPU provider alone says "Could not find an implementation".
 CANNOT = re.compile(r"Could not find an implementation|not supported yet|requires f16 but the device does not "
-                    r"support it|Unsupported data type|is not a registered function/op|is not supported|Kernel not found")
+                    r"support it|Unsupported data type|is not a registered function/op|is not supported|"
+                    r"Kernel not found|Provider type for \S+ node with name '[^']*' is not set")
 DTYPES = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int8": "|i1", "uint8": "|u1", "int16": "<i2",
           "uint16": "<u2", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "bool": "|b1"}
 NAMES = {text: name for name, text in DTYPES.items()}
-# ORT's words where no execution provider claimed a node: for ai.onnx the CPU provider always could
-# (a refusal), for the domains only providers implement (com.ms.internal.nhwc) nothing can (a cannot).
-UNCLAIMED = re.compile(r"Provider type for \S+ node with name '[^']*' is not set")
-PROVIDER_DOMAINS = {"com.ms.internal.nhwc"}
 
 
 class ServerDied(Exception):
@@ -86,8 +85,7 @@ class OrtJsBackend:
         answer, buffers = self._exchange(header, [model.SerializeToString(), *(a.reshape(-1).view(np.uint8) for a in arrays)])
         if answer.get("kind") == "error":
             message = str(answer.get("message"))
-            if CANNOT.search(message) or (UNCLAIMED.search(message)
-                                          and {n.domain for n in model.graph.node} <= PROVIDER_DOMAINS):
+            if CANNOT.search(message):
                 raise Unsupported(message)
             raise RuntimeError(message)
         by_name = {o["name"]: np.frombuffer(bytearray(b), DTYPES[o["dtype"]]).reshape(o["shape"])
@@ -108,7 +106,9 @@ class OrtJsBackend:
         self.close()
         requests, answers = os.pipe(), os.pipe()
         self.server = subprocess.Popen(
-            ["node", str(SERVER), str(node_modules()), self.ep, str(requests[0]), str(answers[1])],
+            # without the trap handler, WebAssembly memories reserve no guard regions of many GiB,
+            # which the isolated child's address-space limit would refuse (Node >= 20.15)
+            ["node", *(["--disable-wasm-trap-handler"] if self.ep == "wasm" else []), str(SERVER), str(node_modules()), self.ep, str(requests[0]), str(answers[1])],
             stdin=subprocess.DEVNULL, pass_fds=(requests[0], answers[1]), env=environment(self.ep))
         os.close(requests[0])
         os.close(answers[1])
