@@ -42,6 +42,10 @@ CANNOT = re.compile(r"Could not find an implementation|not supported yet|require
 DTYPES = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int8": "|i1", "uint8": "|u1", "int16": "<i2",
           "uint16": "<u2", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "bool": "|b1"}
 NAMES = {text: name for name, text in DTYPES.items()}
+# Without the trap handler WebAssembly memories reserve no guard regions of many GiB, which the
+# isolated child's address-space limit (8 GiB by default) refuses; a 1 GiB ceiling keeps the
+# reservation of ORT's 4 GiB memory small. --disable-wasm-trap-handler needs Node >= 20.15.
+WASM_FLAGS = ["--disable-wasm-trap-handler", "--wasm-max-mem-pages=16384"]
 
 
 class ServerDied(Exception):
@@ -106,9 +110,8 @@ class OrtJsBackend:
         self.close()
         requests, answers = os.pipe(), os.pipe()
         self.server = subprocess.Popen(
-            # without the trap handler, WebAssembly memories reserve no guard regions of many GiB,
-            # which the isolated child's address-space limit would refuse (Node >= 20.15)
-            ["node", *(["--disable-wasm-trap-handler"] if self.ep == "wasm" else []), str(SERVER), str(node_modules()), self.ep, str(requests[0]), str(answers[1])],
+            ["node", *(WASM_FLAGS if self.ep == "wasm" else []), str(SERVER), str(node_modules()), self.ep,
+             str(requests[0]), str(answers[1])],
             stdin=subprocess.DEVNULL, pass_fds=(requests[0], answers[1]), env=environment(self.ep))
         os.close(requests[0])
         os.close(answers[1])
