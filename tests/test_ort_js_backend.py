@@ -79,6 +79,21 @@ def test_without_the_cache_the_backend_names_the_setup_command(monkeypatch, tmp_
         load_backend("ort-js[ep=cpu]")
 
 
+def test_backends_lists_it_with_what_is_missing(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert main(["backends"]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("ort-js ")]
+    assert "not available: ort-js[ep=webgpu] cannot run here:" in line and "run `conformance setup ort-js`" in line
+
+
+@pytest.mark.skipif(bool(ort_js_setup.problems("webgpu")), reason="`conformance setup ort-js` has not been run, "
+                                                                 "or chromium's SwiftShader is missing")
+def test_backends_lists_its_eps_once_set_up(capsys):
+    assert main(["backends"]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("ort-js ")]
+    assert line.endswith("(options: ep=cpu|webgpu|wasm)")
+
+
 def test_a_cache_of_other_versions_is_stale(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cache = ort_js_setup.cache_directory()

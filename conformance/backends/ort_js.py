@@ -86,7 +86,8 @@ class OrtJsBackend:
                                   "in onnxruntime's JavaScript API")
         header = {"inputs": [{"name": n, "dtype": NAMES[a.dtype.str], "shape": list(a.shape)}
                              for n, a in zip(names, arrays)]}
-        answer, buffers = self._exchange(header, [model.SerializeToString(), *(a.reshape(-1).view(np.uint8) for a in arrays)])
+        data = [a.reshape(-1).view(np.uint8) for a in arrays]
+        answer, buffers = self._exchange(header, [model.SerializeToString(), *data])
         if answer.get("kind") == "error":
             message = str(answer.get("message"))
             if CANNOT.search(message):

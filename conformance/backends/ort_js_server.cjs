@@ -90,10 +90,10 @@ function writeFrame(header, buffers = []) {
 }
 
 function tensor(ort, description, bytes) {
-  const Array = ARRAYS[description.dtype];
-  if (Array === undefined) throw new Error(`Unsupported data type: ${description.dtype} cannot cross to onnxruntime's JavaScript API`);
+  const TypedArray = ARRAYS[description.dtype];
+  if (TypedArray === undefined) throw new Error(`Unsupported data type: ${description.dtype} cannot cross to onnxruntime's JavaScript API`);
   const copy = new Uint8Array(bytes); // aligned for the typed array
-  const data = new Array(copy.buffer, 0, copy.byteLength / Array.BYTES_PER_ELEMENT);
+  const data = new TypedArray(copy.buffer, 0, copy.byteLength / TypedArray.BYTES_PER_ELEMENT);
   return new ort.Tensor(description.dtype, description.dtype === 'bool' ? copy : data, description.shape);
 }
 
