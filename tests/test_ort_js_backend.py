@@ -55,6 +55,13 @@ def test_an_old_node_is_named_with_its_version(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out == "conformance setup ort-js: node v16.20.2 is too old: ort-js needs Node.js >= 18\n"
 
 
+def test_wasm_needs_a_node_that_can_leave_out_the_trap_handler(tmp_path, monkeypatch):
+    fake_program(tmp_path, "node", "echo v18.19.0")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert ort_js_setup.node_problem("webgpu") is None
+    assert ort_js_setup.node_problem("wasm") == "node v18.19.0 is too old for ep=wasm: it needs Node.js >= 20.15"
+
+
 def test_a_failing_npm_ci_is_one_line_with_its_last_words(tmp_path, monkeypatch, capsys):
     fake_program(tmp_path, "node", "echo v20.1.0")
     fake_program(tmp_path, "npm", "echo 'npm error 404 Not Found' >&2; exit 1")
@@ -176,11 +183,12 @@ class KillsItsServerOnTheSecondItem(OrtJsBackend):
         super().__init__(ep="cpu")
         self.items = 0
 
-    def run(self, model, inputs):
-        self.items += 1
-        if self.items == 2:
+    def _exchange(self, header, buffers):
+        self.items += "inputs" in header
+        if self.items == 2 and "inputs" in header:  # after run() found the server alive
             os.kill(self.server.pid, signal.SIGKILL)
-        return super().run(model, inputs)
+            self.server.wait()
+        return super()._exchange(header, buffers)
 
 
 @needs_setup

@@ -18,6 +18,7 @@ from pathlib import Path
 
 EPS = ("cpu", "webgpu", "wasm")
 NODE_MINIMUM = 18
+WASM_NODE_MINIMUM = (20, 15)  # --disable-wasm-trap-handler (ort_js.WASM_FLAGS)
 HERE = Path(__file__).parent
 SERVER = HERE / "ort_js_server.cjs"
 LOCK_DIRECTORY = HERE / "ort_js_npm"
@@ -34,8 +35,8 @@ def node_modules() -> Path:
     return cache_directory() / "node_modules"
 
 
-def node_problem() -> str | None:
-    """Why the system's ``node`` will not do, or None."""
+def node_problem(ep: str | None = None) -> str | None:
+    """Why the system's ``node`` will not do (for ``ep``), or None."""
     node = shutil.which("node")
     if node is None:
         return f"no `node` on PATH: install Node.js >= {NODE_MINIMUM} (apt-get install nodejs)"
@@ -43,9 +44,11 @@ def node_problem() -> str | None:
         version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError) as e:
         return f"`node --version` failed ({e}): install Node.js >= {NODE_MINIMUM}"
-    found = re.match(r"v(\d+)\.", version)
+    found = re.match(r"v(\d+)\.(\d+)\.", version)
     if not found or int(found.group(1)) < NODE_MINIMUM:
         return f"node {version or '(no version)'} is too old: ort-js needs Node.js >= {NODE_MINIMUM}"
+    if ep == "wasm" and (int(found.group(1)), int(found.group(2))) < WASM_NODE_MINIMUM:
+        return f"node {version} is too old for ep=wasm: it needs Node.js >= {'.'.join(map(str, WASM_NODE_MINIMUM))}"
     return None
 
 
@@ -64,10 +67,10 @@ def cache_problem() -> str | None:
     return None
 
 
-def problems(ep: str | None = None) -> list[str]:
-    """One line per thing missing for ``ep`` (every ep when None)."""
-    found = [node_problem(), cache_problem()]
-    if ep in (None, "webgpu"):
+def problems(ep: str) -> list[str]:
+    """One line per thing missing for ``ep``."""
+    found = [node_problem(ep), cache_problem()]
+    if ep == "webgpu":
         found.append(icd_problem())
     return [p for p in found if p]
 
