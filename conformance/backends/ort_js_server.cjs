@@ -63,7 +63,9 @@ function readFrame() {
   const buffers = [];
   let offset = headerLength;
   for (const size of header.buffers) {
-    if (!Number.isSafeInteger(size) || size < 0 || offset + size > length) throw new Error('buffer sizes do not add up');
+    if (!Number.isSafeInteger(size) || size < 0 || offset + size > length) {
+      throw new Error('buffer sizes do not add up');
+    }
     buffers.push(payload.subarray(offset, offset + size));
     offset += size;
   }
@@ -91,7 +93,9 @@ function writeFrame(header, buffers = []) {
 
 function tensor(ort, description, bytes) {
   const TypedArray = ARRAYS[description.dtype];
-  if (TypedArray === undefined) throw new Error(`Unsupported data type: ${description.dtype} cannot cross to onnxruntime's JavaScript API`);
+  if (TypedArray === undefined) {
+    throw new Error(`Unsupported data type: ${description.dtype} cannot cross to onnxruntime's JavaScript API`);
+  }
   const copy = new Uint8Array(bytes); // aligned for the typed array
   const data = new TypedArray(copy.buffer, 0, copy.byteLength / TypedArray.BYTES_PER_ELEMENT);
   return new ort.Tensor(description.dtype, description.dtype === 'bool' ? copy : data, description.shape);
