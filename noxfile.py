@@ -2,7 +2,8 @@
 
     nox -s tests                  the project's own tests
     nox -s conformance -- ort     the suite against a backend (default: reference), report in reports/<backend>/
-    nox -s nightly                every installed backend (and ort without optimizations), report in
+    nox -s nightly                every installed backend (ort also without optimizations, ort-js on each
+                                  of its eps once `conformance setup ort-js` has run), report in
                                   reports/<date>/, compared with the last one
     nox -s example                regenerate the committed example report in reports/example/
     nox -s oldest                 the own tests on Python 3.10 with every dependency at its lower bound
@@ -47,6 +48,8 @@ def nightly(session: nox.Session) -> None:
     backends = session.run("conformance", "backends", "--names", silent=True).strip().split(",")
     if "ort" in backends:  # ONNX Runtime's NCHWc kernels run only from optimization level `layout` up
         backends.append("ort[optimization=disabled]")
+    if "ort-js" in backends:  # loads once `conformance setup ort-js` has run; its default ep is webgpu
+        backends += ["ort-js[ep=cpu]", "ort-js[ep=wasm]"]
     today = REPORTS / datetime.date.today().isoformat()
     session.run("pytest", "conformance", f"--backend={','.join(backends)}", "-n", "auto", "--expectations",
                 str(REPORTS / "expectations"), f"--report={today}", success_codes=[0, 1])

@@ -4,6 +4,7 @@
     conformance report RESULTS.json... -o DIR      render report.html and summary.md, backends side by side
     conformance compare OLD.json NEW.json          what changed between two runs; exit 1 on a regression
     conformance backends                           the registered backends and whether they load here
+    conformance setup ort-js                       install what a backend needs outside pip (npm packages)
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
@@ -51,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
 
     available = commands.add_parser("backends", help="list the registered backends and whether they load here")
     available.add_argument("--names", action="store_true", help="print only the names that load, comma-separated")
+
+    installed = commands.add_parser("setup", help="install what a backend needs beyond pip, in a per-user cache")
+    installed.add_argument("backend", choices=["ort-js"])
 
     exported = commands.add_parser("export", help="write every item in the ONNX backend-test layout")
     exported.add_argument("target", type=Path)
@@ -136,6 +140,9 @@ def _command(args: argparse.Namespace) -> int:
         return 1 if errors else 0
     if args.command == "backends":
         return _backends(args.names)
+    if args.command == "setup":
+        from .backends.ort_js_setup import setup
+        return setup()
     if args.command == "registry":
         page = render(args.cases)
         if args.output:
@@ -177,7 +184,8 @@ def _backends(names_only: bool) -> int:
             continue
         loaded.append(name)
         if not names_only:
-            print(f"{name:12} {target:45} {backend.name} {backend.version}")
+            options = f" (options: {backend.choices})" if hasattr(backend, "choices") else ""
+            print(f"{name:12} {target:45} {backend.name} {backend.version}{options}")
     if names_only:
         print(",".join(loaded))
     return 0

@@ -42,6 +42,9 @@ MESSAGE_LIMIT = 2000  # characters of an exception's text that cross back
 TAIL_BYTES = 4096  # of the backend's stdout and stderr, kept for a crash's details
 POLL_S = 0.05  # without pidfd (not Linux): how often a silent child is checked for life
 PREFIX = struct.Struct("<QI")  # a frame's length (after the prefix) and its JSON header's length
+# True in the isolated child: a backend whose helper process dies may then end the child, so that
+# the item is a crash (in the test process it raises instead).
+IN_CHILD = False
 BOOTSTRAP = ("import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
              "from conformance.backends.isolated import serve; serve(config)")
 
@@ -455,6 +458,8 @@ def _restore(cwd: str, handlers: dict) -> None:
 
 def serve(config: dict[str, Any]) -> None:
     """The child: load the backend, then answer one request at a time until the runner goes."""
+    global IN_CHILD
+    IN_CHILD = True
     reader, writer, lifeline = config["fds"]
     _watchdog(lifeline, (reader, writer))
     if config["memory_limit_mib"]:
