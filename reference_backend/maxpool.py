@@ -253,7 +253,9 @@ def scan_windows(x: np.ndarray, axes: tuple[Axis, ...], readings: Readings) -> t
     flat, inside = flat.reshape(out_shape + (-1,)), inside.reshape(out_shape + (-1,))
     planes = x.reshape(x.shape[:2] + (-1,))
     values = planes[..., flat]  # (N, C, *out, taps)
-    wide = values.astype(np.float64)
+    # Compared exactly: floating types widened to float64 (each is a subset of it), integers as
+    # they are (int64 2**62 and 2**62 + 1 are one float64)
+    wide = values.astype(np.float64) if values.dtype.kind == "f" or values.dtype.name == "bfloat16" else values
     best = np.zeros(values.shape[:-1], np.int64)
     found = np.zeros(values.shape[:-1], bool)
     nan_reading = readings["nan-in-window"]

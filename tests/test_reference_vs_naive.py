@@ -222,3 +222,24 @@ def test_padding_is_never_selected_even_when_it_equals_the_maximum(dtype):
     y, i = ReferenceBackend.run_model(model, [x])
     assert np.all(np.isneginf(y.astype(np.float64)))
     assert set(i.ravel()) <= {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("question, reading", [("nan-in-window", "nan-ignored"),
+                                               ("nan-in-window", "nan-never-selected"),
+                                               ("signed-zero-tie", "last-in-window")])
+def test_the_scan_for_other_readings_compares_int64_exactly(question, reading):
+    """2**62 and 2**62 + 1 are one float64: the scan that serves the other readings kept the
+    first of them when it compared in float64. OpenVINO's MaxPool-8 takes int64."""
+    from onnx import TensorProto
+
+    from conformance.judge.ambiguities import Readings, reference
+
+    node = helper.make_node("MaxPool", ["X"], ["Y", "I"], domain="org.openvinotoolkit", kernel=[2], strides=[1],
+                            pads_begin=[0], pads_end=[0])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.INT64, [1, 1, 2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.INT64, None),
+                               helper.make_tensor_value_info("I", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("org.openvinotoolkit", 8)])
+    x = np.array([[[2**62, 2**62 + 1]]], dtype=np.int64)
+    y, indices = reference(Readings({question: reading})).run(model, {"X": x})
+    assert int(y[0, 0, 0]) == 2**62 + 1 and int(indices[0, 0, 0]) == 1
