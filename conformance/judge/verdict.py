@@ -373,16 +373,15 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
     are explained together, by one reading at a time: a NaN Y beside an index at a number is no
     reading's. An open question leaves some elements open, never licence for any output."""
     shape = actual[0].shape
-    if any(got.shape != shape for got in actual):
+    shaped = [a for a in answers if all(a[o.name].dtype == got.dtype and a[o.name].shape == got.shape
+                                        for o, got in zip(item.outputs, actual))]
+    if not shaped:  # no reading has these shapes: every position, if any (a batch of 0 has none)
         return np.ones(shape, bool)
     wrong = np.ones(shape, bool)
-    for answer_ in answers:
+    for answer_ in shaped:
         ok = np.ones(shape, bool)
         for output, got in zip(item.outputs, actual):
             want = answer_[output.name]
-            if want.dtype != got.dtype or want.shape != got.shape:
-                ok[...] = False
-                break
             fits = same_bits(want, got)
             if output.positions_of:
                 try:
@@ -399,6 +398,10 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
 
 def _unexplained_line(item: Item, wrong: np.ndarray, expected: dict[str, np.ndarray],
                       actual: Sequence[Any], questions_: list[str]) -> str:
+    if not wrong.any() or any(got.shape != wrong.shape for got in actual):  # shapes no reading gives
+        shapes = ", ".join(f"{o.name} {list(got.shape)} (the default reading: {list(expected[o.name].shape)})"
+                           for o, got in zip(item.outputs, actual))
+        return f"output shapes no reading of {', '.join(questions_)} gives: {shapes}"
     at = _first(wrong)[0]
     shown = []
     for output, got in zip(item.outputs, actual):
