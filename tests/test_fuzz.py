@@ -146,3 +146,24 @@ def test_a_type_variation_leaves_out_the_values_the_type_cannot_hold():
     assert palettes["dtype=float16"] == [-math.inf, 1.0]
     assert palettes["dtype=float64"] == [-3.4028234663852886e38, -math.inf, 1.0]
     assert palettes["dtype=int8"] == [1]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_pytest_s_fuzz_keeps_its_runs_in_the_report_with_or_without_workers(tmp_path, workers):
+    # Under -n 2 the fuzz ran on a worker and the controller's results.json had no fuzz section.
+    import subprocess
+    import sys
+    from conformance.plugin import PACKAGE_DIR
+    command = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "-n", workers,
+               "--backend=tests.faulty_backends:WrongAtVersion12", "--conformance-fuzz=30",
+               f"--report={tmp_path / 'report'}", f"--conformance-fuzz-out={tmp_path / 'out'}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout[-2000:]
+    document = json.loads((tmp_path / "report" / "results.json").read_text())
+    jsonschema.validate(document, json.loads((SCHEMA_DIR / "results.schema.json").read_text()))
+    (section,) = document["fuzz"]
+    assert section["configurations"] > 0 and section["clusters"] and len(document["items"]) == len(section["clusters"])
+    repro = section["clusters"][0]["repro"]  # where the script is, under the backend's folder
+    assert repro.startswith((tmp_path / "out" / "tests.faulty_backends:WrongAtVersion12" / "repro").as_posix())
+    assert (tmp_path / "out").joinpath(*repro.split("/out/")[1].split("/")).is_file()
+    assert (tmp_path / "report" / "report.html").read_text().count("id='fuzz'") == 1

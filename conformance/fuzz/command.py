@@ -22,7 +22,7 @@ from ..backends.isolated import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzRun
-from .output import fuzz_section, records, write_cases, write_repros
+from .output import run_document, write_cases, write_repros
 from .space import select_targets
 
 DEFAULT_TIMEOUT_S = 60
@@ -113,15 +113,19 @@ def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Pat
     """results.json (the clusters' minimal items as records, the runs as its ``fuzz`` list), report.html
     and summary.md; ``out``: where the cases and repro scripts were written; ``base``: a suite run's
     results to add them to."""
+    write_fuzz_documents(env, [run_document(run, out) for run in runs], directory, base)
+
+
+def write_fuzz_documents(env: dict, documents: list[dict], directory: Path, base: Results | None = None) -> None:
+    """The reports of runs as :func:`.output.run_document` gives them (pytest's workers send these)."""
     from ..report.html import render_html
     from ..report.results import render_markdown
 
     results = base or Results(env, None)
-    for run in runs:
-        for record in records(run):
-            results.records.append(record)
+    for run in documents:
+        results.records.extend(run["records"])
     document = results.document(partial=False)
-    document["fuzz"] = [fuzz_section(run, out) for run in runs]
+    document["fuzz"] = [run["section"] for run in documents]
     write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
     write_atomically(directory / HTML_FILE, render_html(document))
     write_atomically(directory / MARKDOWN_FILE, render_markdown(document))

@@ -293,6 +293,12 @@ def fuzz_section(run: FuzzRun, directory: Path | None) -> dict[str, Any]:
     }
 
 
+def run_document(run: FuzzRun, directory: Path | None) -> dict[str, Any]:
+    """What results.json keeps of a run, JSON-safe: it travels from a pytest-xdist worker to the
+    controller that writes the report."""
+    return {"records": records(run), "section": fuzz_section(run, directory)}
+
+
 def records(run: FuzzRun) -> list[dict[str, Any]]:
     """Each cluster's minimal item as a results.json record."""
     found = []
