@@ -225,6 +225,10 @@ OUTPUT_CHECK = """try:
 except Exception as e:
     print('BUG: the runtime refuses a valid model:', type(e).__name__, e)
     sys.exit(1)
+outputs = list(outputs)
+if len(outputs) != len(expected):
+    print(f'BUG: the runtime returns {len(outputs)} outputs for a model that declares {len(expected)}:', list(expected))
+    sys.exit(1)
 failed = False
 for (name, want), got in zip(expected.items(), outputs):
     got = np.asarray(got)
