@@ -28,7 +28,8 @@ from .judge.verdict import Outcome, SuiteError, Verdict, evaluate
 from .load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .load.limits import NAMES as LIMIT_NAMES
 from .load.limits import parse_limits
-from .report.writer import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
+from .report.writer import (ReportDirectory, ReportError, Results, bounded, environment, header_lines, item_record,
+                            write_reports)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
@@ -440,6 +441,8 @@ class ConformanceItem(pytest.Item):
             self.record["reading"] = verdict.reading
         if verdict.mismatches:
             self.record["diff"] = [m.as_json() for m in verdict.mismatches]
+        elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text
+            self.record["reason"] = bounded(verdict.details.strip())
         if verdict.outcome is not Outcome.PASS:
             self.record["repro"] = state.repro(self.item.id, self.target.spec)
         if verdict.outcome is Outcome.UNSUPPORTED:

@@ -145,6 +145,9 @@ def describe(e: BaseException) -> tuple[str, str, str]:
     except BaseException as failure:  # noqa: BLE001 - the backend's __str__ may raise anything
         message = f"(its str() raised {_type_name(failure)})"
     text = f"{name}: {message}" if message else name
+    output = process_output(e)
+    if output:
+        text += "\n" + output
     frame = e.__traceback__
     while frame is not None and frame.tb_next is not None:
         frame = frame.tb_next
@@ -152,6 +155,20 @@ def describe(e: BaseException) -> tuple[str, str, str]:
         code = frame.tb_frame.f_code
         text += f"\n  raised at {code.co_filename}:{frame.tb_lineno} in {code.co_name}"
     return name, message, text
+
+
+def process_output(e: BaseException) -> str:
+    """What a failed subprocess wrote, where the exception keeps it (``subprocess.run(check=True,
+    capture_output=True)``): a backend that shells out says why on its stderr. Its end, if long."""
+    if not isinstance(e, (subprocess.CalledProcessError, subprocess.TimeoutExpired)):
+        return ""
+    parts = []
+    for label, value in (("stderr", e.stderr), ("stdout", e.output)):
+        text = value.decode(errors="replace") if isinstance(value, bytes) else value
+        if isinstance(text, str) and text.strip():
+            text = text.strip()
+            parts.append(f"{label}:\n" + (f"...{text[-MESSAGE_LIMIT:]}" if len(text) > MESSAGE_LIMIT else text))
+    return "\n".join(parts)
 
 
 def _type_name(value: Any) -> str:

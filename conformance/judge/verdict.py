@@ -19,7 +19,8 @@ import numpy as np
 import onnx
 
 from ..backends import Backend, Unsupported
-from ..backends.isolated import BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed
+from ..backends.isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, RaisedInBackend, malformed,
+                                 process_output)
 from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
@@ -448,7 +449,8 @@ def _type_name(e: BaseException) -> str:
 def _exception_text(e: BaseException) -> str:
     if isinstance(e, RaisedInBackend):
         return e.text.strip()
-    return "".join(traceback.format_exception_only(type(e), e)).strip()
+    output = process_output(e)
+    return "".join(traceback.format_exception_only(type(e), e)).strip() + (f"\n{output}" if output else "")
 
 
 _LOST = {BackendCrashed: Outcome.CRASH, BackendTimedOut: Outcome.TIMEOUT}

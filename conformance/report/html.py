@@ -189,7 +189,7 @@ def _failure(record: dict) -> str:
     shown = "".join(f"<pre>{escape(d['summary'])}\n" + "\n".join(escape(s) for s in d.get("shown", [])) + "</pre>"
                     + _heatmap(d) for d in record.get("diff", []))
     if not shown:
-        shown = f"<pre>{escape(record['message'])}</pre>"
+        shown = f"<pre>{escape(record.get('reason') or record['message'])}</pre>"
     where = f"{record.get('file', '?')}:{record.get('line', '?')}"
     setting = ""
     if "attributes" in record:

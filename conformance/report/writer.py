@@ -203,6 +203,13 @@ def write_atomically(target: Path, text: str) -> Path:
     return target
 
 
+REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
+
+
+def bounded(text: str, limit: int = REASON_LIMIT) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 def json_safe(value: Any) -> Any:
     """JSON has no infinities: an attribute's inf (activation_params) is written "inf"."""
     if isinstance(value, list):
