@@ -114,6 +114,10 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     old, new = load([args.old]), load([args.new])
     comparison = compare_runs(old, new)
+    if comparison.compared == 0:  # "0 items in both runs" and exit 0 would read as no regression
+        backends = {side: sorted({r["backend"] for r in run["items"]}) for side, run in (("old", old), ("new", new))}
+        raise ResultsError(f"the runs share no item (backend and id): nothing to compare (backends: old "
+                           f"{', '.join(backends['old']) or 'none'}, new {', '.join(backends['new']) or 'none'})")
     text = render_comparison(old, new, comparison)
     if args.markdown:
         write_atomically(args.markdown, text)

@@ -183,3 +183,19 @@ def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_pat
             assert found is not None and found.outcome.value == record["outcome"], record["id"]
         elif record["outcome"] == "pass":
             assert found is None, record["id"]
+
+
+def test_compare_of_two_runs_sharing_no_item_is_a_usage_error(tmp_path, capsys):
+    from conformance.report.writer import Results, environment
+    from tests.faulty_backends import Raises
+    documents = []
+    for name, ids in (("old", ["MaxPool-12/a[float32]"]), ("new", ["MaxPool-12/b[float32]"])):
+        document = Results(environment([(Raises(), Raises())], 0, tmp_path), None).document(partial=False)
+        document["items"] = [{"id": i, "op": "MaxPool", "version": 12, "backend": "faulty", "outcome": "pass",
+                              "message": ""} for i in ids]
+        documents.append(tmp_path / f"{name}.json")
+        documents[-1].write_text(json.dumps(document))
+    assert main(["compare", *map(str, documents)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("conformance compare: the runs share no item") and error.count("\n") == 1
+    assert main(["compare", str(documents[0]), str(documents[0])]) == 0  # the same run: nothing changed
