@@ -9,6 +9,7 @@
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
     conformance coverage [--output FILE]           behaviour classes x path selectors (README table)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
+    conformance repro ITEM_ID --backend=NAME       the standalone, upstream-ready script of one item
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from .backends import load_backend, registered_backends
 from .export import export
 from .fuzz import command as fuzz_command
+from . import repro
 from .judge import lock
 from .judge.expectations import draft_expectations
 from .load.cases import CaseError, bundled_case_dir
@@ -65,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
     covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     fuzz_command.add_parser(commands)
+    repro.add_parser(commands)
 
     args = parser.parse_args(argv)
     try:
@@ -79,6 +82,8 @@ def _command(args: argparse.Namespace) -> int:
         return lock.check() if args.check else lock.update()
     if args.command == "fuzz":
         return fuzz_command.main(args)
+    if args.command == "repro":
+        return repro.main(args)
     if args.command == "coverage":
         from .report.coverage import render as render_coverage
         sys.stdout.write(render_coverage(args.cases))

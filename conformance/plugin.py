@@ -28,6 +28,7 @@ from .judge.verdict import Outcome, SuiteError, Verdict, evaluate
 from .load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .load.limits import NAMES as LIMIT_NAMES
 from .load.limits import parse_limits
+from .repro import command as repro_command
 from .report.writer import (ReportDirectory, ReportError, Results, bounded, environment, header_lines, item_record,
                             write_reports)
 
@@ -445,6 +446,7 @@ class ConformanceItem(pytest.Item):
             self.record["reason"] = bounded(verdict.details.strip())
         if verdict.outcome is not Outcome.PASS:
             self.record["repro"] = state.repro(self.item.id, self.target.spec)
+            self.record["script"] = repro_command(self.item.id, self.target.spec, state.seed, state.case_dir)
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(f"unsupported: {verdict.message}")
         if verdict.outcome in FAILING:

@@ -196,6 +196,11 @@ def _failure(record: dict) -> str:
         inputs = ", ".join(f"{i['name']} {i['dtype']}{i['shape']}" for i in record["inputs"])
         setting = f"<div class='muted'><code>{escape(str(record['attributes']))}</code> · {escape(inputs)}</div>"
     repro = f"<div>repro: <code>{escape(record['repro'])}</code></div>" if record.get("repro") else ""
+    if record.get("script"):  # the standalone script for the runtime's developers
+        # only a file the writer names so (a results.json read back may say anything)
+        own = re.fullmatch(r"repro/[A-Za-z0-9_.-]+\.py", str(record.get("script_file", "")))
+        link = f"<a href='{escape(record['script_file'])}'>script</a>: " if own else "script: "
+        repro += f"<div>standalone {link}<code>{escape(record['script'])}</code></div>"
     return (f"<div class='item'>{_badge(record['outcome'], '')}<code>{escape(record['id'])}</code> "
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 
