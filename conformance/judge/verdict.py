@@ -378,6 +378,8 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
                                         for o, got in zip(item.outputs, actual))]
     if not shaped:  # no reading has these shapes: every position, if any (a batch of 0 has none)
         return np.ones(shape, bool)
+    if any(got.shape != shape for got in actual):  # NHWC's Y beside channels-first Indices: not position by position
+        return np.ones(shape, bool)
     wrong = np.ones(shape, bool)
     for answer_ in shaped:
         ok = np.ones(shape, bool)
@@ -399,10 +401,12 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
 
 def _unexplained_line(item: Item, wrong: np.ndarray, expected: dict[str, np.ndarray],
                       actual: Sequence[Any], questions_: list[str]) -> str:
-    if not wrong.any() or any(got.shape != wrong.shape for got in actual):  # shapes no reading gives
-        shapes = ", ".join(f"{o.name} {list(got.shape)} (the default reading: {list(expected[o.name].shape)})"
-                           for o, got in zip(item.outputs, actual))
+    shapes = ", ".join(f"{o.name} {list(got.shape)} (the default reading: {list(expected[o.name].shape)})"
+                       for o, got in zip(item.outputs, actual))
+    if not wrong.any():  # an output without positions, of a shape no reading gives
         return f"output shapes no reading of {', '.join(questions_)} gives: {shapes}"
+    if any(got.shape != wrong.shape for got in actual):  # the outputs' positions do not line up
+        return f"{' and '.join(o.name for o in item.outputs)}: no reading of {', '.join(questions_)} gives them ({shapes})"
     at = _first(wrong)[0]
     shown = []
     for output, got in zip(item.outputs, actual):
