@@ -11,7 +11,7 @@ version is the installed distribution's.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import tempfile
 from importlib import metadata
 from pathlib import Path
@@ -33,11 +33,12 @@ class TinygradBackend:
             from tinygrad.nn.onnx import OnnxRunner
         except ImportError as e:
             raise ImportError("the tinygrad backend needs tinygrad: pip install 'maxpool-conformance[tinygrad]'") from e
-        if device:
-            os.environ["DEV"] = device  # read when tinygrad first picks its device
         from tinygrad import Device
+        from tinygrad.helpers import Context
 
-        self.runner_class, self.device = OnnxRunner, Device.DEFAULT
+        self.runner_class, self.context = OnnxRunner, (lambda: Context(DEV=device)) if device else contextlib.nullcontext
+        with self.context():
+            self.device = Device.DEFAULT
         self.version = metadata.version("tinygrad")
 
     def details(self) -> dict[str, str]:
@@ -52,7 +53,8 @@ class TinygradBackend:
             path = Path(directory, "model.onnx")
             onnx.save(model, path)
             try:
-                outputs = self.runner_class(path)(inputs)
-                return [outputs[o.name].numpy() for o in model.graph.output]
+                with self.context():
+                    outputs = self.runner_class(path)(inputs)
+                    return [outputs[o.name].numpy() for o in model.graph.output]
             except NotImplementedError as e:
                 raise Unsupported(str(e) or type(e).__name__) from e
