@@ -50,3 +50,11 @@ def test_an_operator_tinygrad_lacks_is_unsupported(backend):
     model.graph.node[0].op_type = "MaxRoiPool"
     with pytest.raises(Unsupported, match="not supported"):
         backend.run(model, {"X": np.ones((1, 1, 2), np.float32)})
+
+
+def test_bfloat16_comes_back_as_bfloat16(backend):
+    import ml_dtypes
+    model = single_node_model("MaxPool", 22, [("X", TensorProto.BFLOAT16)], [("Y", TensorProto.BFLOAT16)],
+                              kernel_shape=[2])
+    (y,) = backend.run(model, {"X": np.array([[[1, 3, 2], [4, -1, 0.5]]], ml_dtypes.bfloat16)})
+    assert y.dtype == ml_dtypes.bfloat16 and y.astype(np.float32).tolist() == [[[3, 3], [4, 0.5]]]

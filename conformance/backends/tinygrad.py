@@ -5,8 +5,9 @@ default otherwise: its CPU device compiles kernels with clang).
 tinygrad picks an operator's implementation by name and opset version; a node of another domain
 (com.ms.internal.nhwc, com.microsoft, org.openvinotoolkit) would run as ai.onnx's MaxPool on data
 of another layout, so the adapter calls such a model `unsupported` itself. NotImplementedError
-("op='MaxUnpool' is not supported") is `unsupported` too. tinygrad has no ``__version__``: the
-version is the installed distribution's.
+("op='MaxUnpool' is not supported") is `unsupported` too. ``Tensor.numpy()`` gives bfloat16 as
+float32: the adapter casts it back (exactly). tinygrad has no ``__version__``: the version is the
+installed distribution's.
 """
 
 from __future__ import annotations
@@ -17,12 +18,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
+import ml_dtypes
 import numpy as np
 import onnx
 
 from .base import Unsupported
 
 ONNX_DOMAINS = ("", "ai.onnx")
+
+
+def _array(tensor) -> np.ndarray:
+    """Tensor.numpy() gives bfloat16 as float32 (exactly): back to bfloat16, as the model declares."""
+    from tinygrad import dtypes
+
+    array = tensor.numpy()
+    return array.astype(ml_dtypes.bfloat16) if tensor.dtype == dtypes.bfloat16 else array
 
 
 class TinygradBackend:
@@ -55,6 +65,6 @@ class TinygradBackend:
             try:
                 with self.context():
                     outputs = self.runner_class(path)(inputs)
-                    return [outputs[o.name].numpy() for o in model.graph.output]
+                    return [_array(outputs[o.name]) for o in model.graph.output]
             except NotImplementedError as e:
                 raise Unsupported(str(e) or type(e).__name__) from e
