@@ -47,3 +47,11 @@ def test_causes_per_root_bug_on_a_trial_of_mutants_with_one_bug_and_several():
     bugs, causes = sum(r[1] for r in rows), sum(r[3] for r in rows)
     assert causes <= 2 * bugs, rows
     assert all(c <= 2 * b + 2 for _, b, _, c in rows), rows  # a bug seen downstream (MaxUnpool) adds its own
+
+
+def test_invalid_models_run_anyway_are_one_cause_sub_grouped_by_rule():
+    records = [{"id": f"MaxPool-22/{n}", "op": "MaxPool", "version": 22, "backend": "b", "outcome": "fail",
+                "message": f"accepted an invalid model: {rule}"} for n, rule in
+               (("a", "storage_order 2 names no order"), ("b", "a pad of -1 is below the documented minimum of 0"))]
+    (cluster,) = failure_clusters(records)["b"]
+    assert cluster.signature == "fail: accepted an invalid model" and len(cluster.details) == 2
