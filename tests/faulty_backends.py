@@ -394,3 +394,13 @@ class RaisesAMultilineError(Faulty):
     def run(self, model, inputs):
         raise RuntimeError("Exception from src/core/src/node.cpp:1\nCheck 'pads' failed at shape_infer.cpp:42:\n"
                            "While validating node 'MaxPool':\nKernel after dilation is larger than the padded data")
+
+
+class ShellsOutWithoutCapture(Faulty):
+    """Shells out to a command whose stderr is its own: only the process's output keeps why."""
+
+    def run(self, model, inputs):
+        import subprocess
+        import sys
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('cc: error: unknown type bf16\\n'); sys.exit(1)"],
+                       check=True)

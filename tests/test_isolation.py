@@ -70,6 +70,7 @@ SAME_EITHER_WAY = {
     "SetsSignals": (["pass"] * 2, ""),
 }
 ISOLATED_ONLY = {
+    "ShellsOutWithoutCapture": (["error"] * 2, "CalledProcessError: Command"),
     "Segfaults": (["crash"] * 2, "the backend's process was killed by SIGSEGV"),
     "Aborts": (["crash"] * 2, "killed by SIGABRT"),
     "ExitsItsProcess": (["crash"] * 2, "exited with status 3"),
@@ -176,6 +177,8 @@ def test_the_report_keeps_the_whole_reason_bounded(mode, request):
         assert "stdout:\nloading kernel" in record["reason"]
     for record in outcomes_of(report, "RaisesAMultilineError"):  # every line, not only the first
         assert "Kernel after dilation is larger than the padded data" in record["reason"]
+    for record in outcomes_of(report, "ShellsOutWithoutCapture"):  # its stderr, as the child's output
+        assert "cc: error: unknown type bf16" in record["reason"]
     for record in outcomes_of(report, "RaisesAHugeMessage"):  # 5,000,000 characters, bounded
         assert 1000 < len(record["reason"]) <= 8000 + len("... (4999999 more characters)")
 

@@ -217,8 +217,10 @@ class IsolatedBackend:
             raise Unsupported(str(header.get("message")))
         if kind == "garbage":
             raise BackendGarbage(str(header.get("message")))
-        if kind == "raised":
-            raise RaisedInBackend(str(header.get("type")), str(header.get("message")), str(header.get("text")))
+        if kind == "raised":  # with what it wrote meanwhile: a command it shelled out to says why on stderr
+            output = self.tail.take()
+            text = str(header.get("text")) + (f"\n\nthe backend's output meanwhile:\n{output}" if output.strip() else "")
+            raise RaisedInBackend(str(header.get("type")), str(header.get("message")), text)
         self.close()
         raise BackendGarbage(f"the backend's process answered {str(kind)[:40]!r}")
 
