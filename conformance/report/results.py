@@ -166,11 +166,11 @@ def cause_signature(record: Record) -> str:
         return f"{record['outcome']}: {first['output']} {kind}{where}"
     if record.get("message", "").startswith(ACCEPTED):  # one missing check or many: the rule is the detail
         return f"{record['outcome']}: {ACCEPTED}"
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", record.get("message", ""))
+    text = re.sub(r"\[[^\]]*\]", "[…]", record.get("message", ""))  # a command line, a shape
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\([^()]*\)", "(…)", text)
     text = ELEMENT_TYPE_NAMES.sub("<type>", text)
-    text = re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text)
-    return f"{record['outcome']}: " + " ".join(re.sub(r"\[[^\]]*\]", "[…]", text).split())
+    return f"{record['outcome']}: " + " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
 
 
 def _over_padding(record: Record, diff: dict[str, Any]) -> bool:
