@@ -10,6 +10,7 @@
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
     conformance coverage [--output FILE]           behaviour classes x path selectors (README table)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
+    conformance repro ITEM_ID --backend=NAME       the standalone, upstream-ready script of one item
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from .backends import load_backend, registered_backends
 from .export import export
 from .fuzz import command as fuzz_command
+from . import repro
 from .judge import lock
 from .judge.expectations import draft_expectations
 from .load.cases import CaseError, bundled_case_dir
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
     covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     fuzz_command.add_parser(commands)
+    repro.add_parser(commands)
 
     args = parser.parse_args(argv)
     try:
@@ -120,6 +123,8 @@ def _command(args: argparse.Namespace) -> int:
         return lock.check() if args.check else lock.update()
     if args.command == "fuzz":
         return fuzz_command.main(args)
+    if args.command == "repro":
+        return repro.main(args)
     if args.command == "coverage":
         from .report.coverage import render as render_coverage
         sys.stdout.write(render_coverage(args.cases))
@@ -158,6 +163,10 @@ def _command(args: argparse.Namespace) -> int:
         return 0
     old, new = load([args.old]), load([args.new])
     comparison = compare_runs(old, new)
+    if comparison.compared == 0:  # "0 items in both runs" and exit 0 would read as no regression
+        backends = {side: sorted({r["backend"] for r in run["items"]}) for side, run in (("old", old), ("new", new))}
+        raise ResultsError(f"the runs share no item (backend and id): nothing to compare (backends: old "
+                           f"{', '.join(backends['old']) or 'none'}, new {', '.join(backends['new']) or 'none'})")
     text = render_comparison(old, new, comparison)
     if args.markdown:
         write_atomically(args.markdown, text)

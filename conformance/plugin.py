@@ -28,10 +28,13 @@ from .judge.verdict import Outcome, SuiteError, Verdict, evaluate
 from .load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .load.limits import NAMES as LIMIT_NAMES
 from .load.limits import parse_limits
-from .report.writer import ReportDirectory, ReportError, Results, environment, header_lines, item_record, write_reports
+from .repro import command as repro_command
+from .report.writer import (ReportDirectory, ReportError, Results, bounded, environment, header_lines, item_record,
+                            write_reports)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
+FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
 STATE = pytest.StashKey["SuiteSession"]()
 DEFAULT_SEED = 0
 DEFAULT_TIMEOUT_S = 60
@@ -123,7 +126,7 @@ class SuiteSession:
         # Claimed and written before the first item: a bad path is a usage error, and a run
         # stopped at any moment from here on leaves a report (never an older run's).
         self.directory = None
-        self.fuzz_runs: list = []  # --conformance-fuzz
+        self.fuzz_runs: list[dict] = []  # --conformance-fuzz: each run as results.json keeps it
         if config.getoption("conformance_fuzz") is not None and config.getoption("conformance_fuzz") < 1:
             raise pytest.UsageError("--conformance-fuzz: the budget must be at least 1")
         try:
@@ -214,9 +217,8 @@ class SuiteSession:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
             try:
                 if self.fuzz_runs:
-                    from .fuzz.command import write_fuzz_reports
-                    write_fuzz_reports(self.env, self.fuzz_runs, self.report_dir,
-                                       self.config.getoption("conformance_fuzz_out"), base=self.results)
+                    from .fuzz.command import write_fuzz_documents
+                    write_fuzz_documents(self.env, self.fuzz_runs, self.report_dir, base=self.results)
                 else:
                     write_reports(self.results, partial=interrupted, interrupted=interrupted)
             except ReportError as e:  # a full disk, say: one line, and the run cannot pass
@@ -265,6 +267,9 @@ class SuiteSession:
             self.results.add_collection_error(report.nodeid, str(report.longrepr))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        fuzz_run = dict(getattr(report, "user_properties", ())).get(FUZZ_RUN)
+        if fuzz_run is not None and report.when == "call":
+            self.fuzz_runs.append(json.loads(fuzz_run))
         record = _record(report)
         if record is None:  # not one of the suite's items, or the report of a lost worker (recorded below)
             return
@@ -465,8 +470,11 @@ class ConformanceItem(pytest.Item):
             self.record["reading"] = verdict.reading
         if verdict.mismatches:
             self.record["diff"] = [m.as_json() for m in verdict.mismatches]
+        elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text
+            self.record["reason"] = bounded(verdict.details.strip())
         if verdict.outcome is not Outcome.PASS:
             self.record["repro"] = state.repro(self.item.id, self.target.spec)
+            self.record["script"] = repro_command(self.item.id, self.target.spec, state.seed, state.case_dir)
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(f"unsupported: {verdict.message}")
         if verdict.outcome in FAILING:

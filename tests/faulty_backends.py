@@ -375,3 +375,32 @@ class SupportsNothing(Faulty):
     def run(self, model, inputs):
         from conformance.backends import Unsupported
         raise Unsupported("this build has no MaxPool kernel")
+
+
+class ShellsOut(Faulty):
+    """Runs its kernel as a command, which fails and says why on its stderr only."""
+
+    def run(self, model, inputs):
+        import subprocess
+        import sys
+        subprocess.run([sys.executable, "-c", "import sys; print('loading kernel', flush=True); "
+                        "sys.stderr.write('line 1: bad pads\\nline 2: kernel_shape [2, 2] needs rank 4\\n'); sys.exit(3)"],
+                       check=True, capture_output=True)
+
+
+class RaisesAMultilineError(Faulty):
+    """Words its refusal as OpenVINO does: where first, then why, over several lines."""
+
+    def run(self, model, inputs):
+        raise RuntimeError("Exception from src/core/src/node.cpp:1\nCheck 'pads' failed at shape_infer.cpp:42:\n"
+                           "While validating node 'MaxPool':\nKernel after dilation is larger than the padded data")
+
+
+class ShellsOutWithoutCapture(Faulty):
+    """Shells out to a command whose stderr is its own: only the process's output keeps why."""
+
+    def run(self, model, inputs):
+        import subprocess
+        import sys
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('cc: error: unknown type bf16\\n'); sys.exit(1)"],
+                       check=True)

@@ -256,3 +256,36 @@ def test_y_and_indices_of_two_readings_at_one_position_are_no_readings_answer():
     verdict = evaluate(item, Scripted(lambda m, i: [propagated[0], ignored[1]]), seed=0, registry=REGISTRY)
     assert verdict.outcome is Outcome.FAIL, verdict.message
     assert verdict.message.startswith("Y and Indices: ") and "positions match no reading of nan-in-window" in verdict.message
+
+
+def test_an_output_of_a_batch_of_0_under_an_open_question_fails_with_one_line():
+    # fuzz crash: IndexError in _unexplained_line, which looked for a first position in an output without any
+    item = bundled("MaxUnpool", "with_output_shape", 11)
+    empty = np.zeros((0,) + tuple(item.outputs[0].expected.shape[1:]), item.outputs[0].expected.dtype)
+    verdict = evaluate(item, Scripted(lambda m, i: [empty]), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL
+    assert verdict.message.startswith("output shapes no reading of maxunpool-output-shape-index-space gives: output [0, 1, 5, 5]")
+
+
+def test_y_of_a_batch_of_0_beside_indices_under_an_open_question_fails_with_one_line(tmp_path):
+    # The fuzz's crash: Y (0, 1, 2) beside Indices (1, 1, 2) under same-pad-negative, where the
+    # search for the first unexplained position of Y found none (IndexError) and the run was lost.
+    (item,) = items_from(tmp_path, """\
+        op: MaxPool
+        cases:
+          - name: negative_same_total
+            description: a negative SAME total, with Indices
+            provenance: {document: test, example: e}
+            versions: [12]
+            attributes: {kernel_shape: [1], strides: [4], auto_pad: SAME_UPPER}
+            inputs:
+              X: {dtype: float32, data: [[[1, 2, 3, 4, 5, 6, 7]]]}
+            outputs:
+              Y: derived
+              Indices: derived
+        """)
+    answer = [np.zeros((0, 1, 2), np.float32), np.zeros((1, 1, 2), np.int64)]
+    verdict = evaluate(item, Scripted(lambda m, i: answer), seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL
+    assert verdict.message == ("output shapes no reading of same-pad-negative gives: Y [0, 1, 2] (the default "
+                               "reading: [1, 1, 2]), Indices [1, 1, 2] (the default reading: [1, 1, 2])")

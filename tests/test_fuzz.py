@@ -10,6 +10,7 @@ import math
 import time
 
 import jsonschema
+import numpy as np
 import pytest
 
 from conformance.load.cases import SCHEMA_DIR, load_case_file
@@ -146,3 +147,85 @@ def test_a_type_variation_leaves_out_the_values_the_type_cannot_hold():
     assert palettes["dtype=float16"] == [-math.inf, 1.0]
     assert palettes["dtype=float64"] == [-3.4028234663852886e38, -math.inf, 1.0]
     assert palettes["dtype=int8"] == [1]
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_pytest_s_fuzz_keeps_its_runs_in_the_report_with_or_without_workers(tmp_path, workers):
+    # Under -n 2 the fuzz ran on a worker and the controller's results.json had no fuzz section.
+    import subprocess
+    import sys
+    from conformance.plugin import PACKAGE_DIR
+    command = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "-n", workers,
+               "--backend=tests.faulty_backends:WrongAtVersion12", "--conformance-fuzz=30",
+               f"--report={tmp_path / 'report'}", f"--conformance-fuzz-out={tmp_path / 'out'}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout[-2000:]
+    document = json.loads((tmp_path / "report" / "results.json").read_text())
+    jsonschema.validate(document, json.loads((SCHEMA_DIR / "results.schema.json").read_text()))
+    (section,) = document["fuzz"]
+    assert section["configurations"] > 0 and section["clusters"] and len(document["items"]) == len(section["clusters"])
+    repro = section["clusters"][0]["repro"]  # where the script is, under the backend's folder
+    assert repro.startswith((tmp_path / "out" / "tests.faulty_backends:WrongAtVersion12" / "repro").as_posix())
+    assert (tmp_path / "out").joinpath(*repro.split("/out/")[1].split("/")).is_file()
+    assert (tmp_path / "report" / "report.html").read_text().count("id='fuzz'") == 1
+
+
+def _script_exit(script: str, run) -> tuple[int, str]:
+    """Run a repro script with ``run`` as the runtime: its exit status and what it printed."""
+    import contextlib
+    import io
+    runner = "def run(model, feeds):\n    return RUN(model, feeds)\n"
+    printed = io.StringIO()
+    with pytest.raises(SystemExit) as exit_, contextlib.redirect_stdout(printed):
+        exec(compile(script.replace(GENERIC_RUNNER, runner), "repro.py", "exec"), {"RUN": run, "__name__": "__main__"})
+    return exit_.value.code, printed.getvalue()
+
+
+def _correct(model, feeds):
+    return REFERENCE.run(model, feeds)
+
+
+def _raises(model, feeds):
+    raise RuntimeError("no")
+
+
+# Each way a runtime may get a valid model wrong, and the words the script must print for it.
+WRONG_ANSWERS = [
+    ("fewer outputs than declared", lambda m, f: _correct(m, f)[:-1], "BUG: the runtime returns"),
+    ("more outputs than declared", lambda m, f: [*_correct(m, f), _correct(m, f)[0]], "BUG: the runtime returns"),
+    ("no outputs", lambda m, f: [], "BUG: the runtime returns 0 outputs"),
+    ("values", lambda m, f: [o + 1 if o.dtype.kind != "f" else o * 2 + 1 for o in _correct(m, f)], "MISMATCH"),
+    ("element type", lambda m, f: [o.astype(np.float64) for o in _correct(m, f)], "MISMATCH"),
+    ("shape", lambda m, f: [o[:, :, :1] for o in _correct(m, f)], "MISMATCH"),
+    ("not arrays", lambda m, f: [None for _ in _correct(m, f)], "MISMATCH"),
+    ("a refusal", _raises, "BUG: the runtime refuses a valid model"),
+]
+
+
+def _cluster_with_indices(reject: str | None = None):
+    """A cluster of a MaxPool-12 item with Y and Indices, as the fuzz would report it."""
+    from conformance.expand.items import load_items
+    from conformance.fuzz.engine import Cluster, FuzzRun, Signature
+    from conformance.judge.verdict import Verdict
+    from conformance.load.cases import bundled_case_dir
+    item = next(i for i in load_items(bundled_case_dir(), REGISTRY) if i.id == "MaxPool-12/with_argmax_2d_precomputed_pads[float32]")
+    config = {"reject": reject} if reject else {}
+    cluster = Cluster(Signature("MaxPool", "fail", "values", "float32", True), config, item,
+                      Verdict(Outcome.FAIL, "Y: 1 of 9 elements differ"))
+    return cluster, FuzzRun("mine", "1.0", 0, 1)
+
+
+@pytest.mark.parametrize("wrong, words", [(w[1], w[2]) for w in WRONG_ANSWERS], ids=[w[0] for w in WRONG_ANSWERS])
+def test_an_output_repro_fails_on_every_kind_of_wrong_answer_and_passes_the_right_one(wrong, words):
+    script = repro_script(*_cluster_with_indices())
+    status, printed = _script_exit(script, _correct)
+    assert status == 0 and printed.endswith("as expected\n")
+    status, printed = _script_exit(script, wrong)
+    assert status == 1 and words in printed and "as expected" not in printed, printed
+
+
+def test_a_refusal_repro_fails_when_the_invalid_model_runs_and_passes_when_refused():
+    script = repro_script(*_cluster_with_indices(reject="a made-up reason"))
+    assert _script_exit(script, _raises)[0] == 0
+    status, printed = _script_exit(script, _correct)
+    assert status == 1 and printed.startswith("BUG: the runtime ran an invalid model")

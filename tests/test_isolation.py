@@ -49,6 +49,8 @@ SAME_EITHER_WAY = {
     "RaisesGeneratorExit": (["error"] * 2, "GeneratorExit: a BaseException"),
     "RaisesAnExceptionWhoseStrRaises": (["error"] * 2, "UnprintableError: (its str() raised ValueError)"),
     "RaisesAHugeMessage": (["error"] * 2, "RuntimeError: xxxx"),
+    "ShellsOut": (["error"] * 2, "CalledProcessError: Command"),
+    "RaisesAMultilineError": (["error"] * 2, "RuntimeError: Exception from src/core/src/node.cpp:1"),
     "ReturnsAString": (["error"] * 2, GARBAGE + "returned str, not a list of arrays"),
     "ReturnsLists": (["error"] * 2, GARBAGE + "output 0 is list, not a numpy array"),
     "ReturnsTooMany": (["error"] * 2, GARBAGE + "returned 4 outputs for a node with 2 (Y, Indices)"),
@@ -68,6 +70,7 @@ SAME_EITHER_WAY = {
     "SetsSignals": (["pass"] * 2, ""),
 }
 ISOLATED_ONLY = {
+    "ShellsOutWithoutCapture": (["error"] * 2, "CalledProcessError: Command"),
     "Segfaults": (["crash"] * 2, "the backend's process was killed by SIGSEGV"),
     "Aborts": (["crash"] * 2, "killed by SIGABRT"),
     "ExitsItsProcess": (["crash"] * 2, "exited with status 3"),
@@ -164,6 +167,20 @@ def test_the_run_survives_whole_in_one_line_per_item_and_leaves_no_process(mode,
     assert "Traceback" not in result["terminal"] and "INTERNALERROR" not in result["terminal"]
     assert len(result["terminal"]) < 2_000_000  # the flood stays in the backend's pipe
     assert result["left"] == []
+
+
+@pytest.mark.parametrize("mode", ["isolated", "in_process"])
+def test_the_report_keeps_the_whole_reason_bounded(mode, request):
+    report = request.getfixturevalue(mode)["report"]
+    for record in outcomes_of(report, "ShellsOut"):  # what the command said on its stderr, and stdout
+        assert "line 1: bad pads\nline 2: kernel_shape [2, 2] needs rank 4" in record["reason"]
+        assert "stdout:\nloading kernel" in record["reason"]
+    for record in outcomes_of(report, "RaisesAMultilineError"):  # every line, not only the first
+        assert "Kernel after dilation is larger than the padded data" in record["reason"]
+    for record in outcomes_of(report, "ShellsOutWithoutCapture"):  # its stderr, as the child's output
+        assert "cc: error: unknown type bf16" in record["reason"]
+    for record in outcomes_of(report, "RaisesAHugeMessage"):  # 5,000,000 characters, bounded
+        assert 1000 < len(record["reason"]) <= 8000 + len("... (4999999 more characters)")
 
 
 def test_a_crash_is_seen_at_once_even_when_a_forked_child_holds_the_pipe(isolated):

@@ -67,3 +67,46 @@ def test_provider_options_go_to_their_provider_and_show_in_the_details():
     assert backend.name == "ort[CPUExecutionProvider.arena_extend_strategy=kSameAsRequested]"
     with pytest.raises(Exception, match="options are providers, optimization, threads"):
         load_backend("ort[CUDAExecutionProvider.prefer_nhwc=1]")
+
+
+# Refusals as execution providers word them, outside NOT_IMPLEMENTED: (exception class, message).
+EP_REFUSALS = [
+    ("RuntimeException", "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Exception during initialization: "
+     "[OpenVINO-EP]  Exception while Reading network: Exception from src/frontends/onnx/frontend/src/core/"
+     "graph.cpp:238:\nOpenVINO does not support the following ONNX operations: com.ms.internal.nhwc.MaxPool\n"),
+    ("EPFail", "[ONNXRuntimeError] : 11 : EP_FAIL : [OpenVINO-EP] No conversion rule found for operations: "
+     "com.microsoft.NhwcMaxPool"),
+    ("Fail", "[ONNXRuntimeError] : 1 : FAIL : This session contains graph nodes that are assigned to the default "
+     "CPU EP, but fallback to CPU EP has been explicitly disabled by the user."),
+    ("Fail", "[ONNXRuntimeError] : 1 : FAIL : Fatal error: org.openvinotoolkit:MaxPool(-1) is not a registered "
+     "function/op"),
+]
+
+
+def _backend_raising(monkeypatch, kind: str, message: str):
+    backend = load_backend("ort")
+    error = getattr(backend.ort.capi.onnxruntime_pybind11_state, kind)
+
+    def refuse(*args, **kwargs):
+        raise error(message)
+    monkeypatch.setattr(backend.ort, "InferenceSession", refuse)
+    return backend
+
+
+@pytest.mark.parametrize("kind, message", EP_REFUSALS, ids=[m[30:70] for _, m in EP_REFUSALS])
+def test_every_execution_provider_s_refusal_wording_is_unsupported(monkeypatch, kind, message):
+    backend = _backend_raising(monkeypatch, kind, message)
+    model = single_node_model("MaxPool", 12, [("X", TensorProto.FLOAT)], [("Y", TensorProto.FLOAT)], kernel_shape=[2])
+    with pytest.raises(Unsupported) as info:
+        backend.run(model, {"X": np.ones((1, 1, 2), np.float32)})
+    assert str(info.value) == message  # the whole reason, as the EP gave it
+
+
+def test_an_execution_provider_s_other_runtime_exception_stays_an_error(monkeypatch):
+    backend = _backend_raising(monkeypatch, "RuntimeException",
+                               "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : [OpenVINO-EP] Exception while Loading "
+                               "Network: output/pos:0 node not found in graph cache")
+    model = single_node_model("MaxPool", 12, [("X", TensorProto.FLOAT)], [("Y", TensorProto.FLOAT)], kernel_shape=[2])
+    with pytest.raises(Exception, match="graph cache") as info:
+        backend.run(model, {"X": np.ones((1, 1, 2), np.float32)})
+    assert not isinstance(info.value, Unsupported)

@@ -183,3 +183,53 @@ def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_pat
             assert found is not None and found.outcome.value == record["outcome"], record["id"]
         elif record["outcome"] == "pass":
             assert found is None, record["id"]
+
+
+def test_compare_of_two_runs_sharing_no_item_is_a_usage_error(tmp_path, capsys):
+    from conformance.report.writer import Results, environment
+    from tests.faulty_backends import Raises
+    documents = []
+    for name, ids in (("old", ["MaxPool-12/a[float32]"]), ("new", ["MaxPool-12/b[float32]"])):
+        document = Results(environment([(Raises(), Raises())], 0, tmp_path), None).document(partial=False)
+        document["items"] = [{"id": i, "op": "MaxPool", "version": 12, "backend": "faulty", "outcome": "pass",
+                              "message": ""} for i in ids]
+        documents.append(tmp_path / f"{name}.json")
+        documents[-1].write_text(json.dumps(document))
+    assert main(["compare", *map(str, documents)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("conformance compare: the runs share no item") and error.count("\n") == 1
+    assert main(["compare", str(documents[0]), str(documents[0])]) == 0  # the same run: nothing changed
+
+
+def test_every_failing_item_has_a_standalone_script_that_fails_on_its_bug(pytester, tmp_path, capsys):
+    import subprocess
+    import sys
+    out = pytester.path / "out"
+    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={out}", "-k", "MaxPool-12")
+    document = json.loads((out / "results.json").read_text())
+    failing = [r for r in document["items"] if r["outcome"] == "fail"]
+    assert failing and all(r["script"].startswith("conformance repro ") for r in failing)
+    linked = [r for r in failing if "script_file" in r]  # the causes' items the HTML shows
+    assert linked and all(f"<a href='{r['script_file']}'>script</a>" in (out / "report.html").read_text() for r in linked)
+    runner = "def run(model, feeds):\n    return BACKEND.run(model, feeds)\n"
+    from conformance.fuzz.output import GENERIC_RUNNER
+    from conformance.backends.onnx_backend import OnnxBackendAdapter
+    from reference_backend import ReferenceBackend
+    from tests.faulty_backends import WrongAtVersion12
+    REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
+    script = (out / linked[0]["script_file"]).read_text()
+    assert "What the suite saw on faulty" in script and "conformance" not in script.split('"""')[-1]
+    for backend, status in ((WrongAtVersion12(), 1), (REFERENCE, 0)):
+        with pytest.raises(SystemExit) as exit_:
+            exec(compile(script.replace(GENERIC_RUNNER, runner), "repro.py", "exec"), {"BACKEND": backend, "__name__": "__main__"})
+        assert exit_.value.code == status
+    # The command rebuilds any item's script from results.json alone (its seed, cases and backend).
+    item = failing[-1]["id"]
+    assert main(["repro", item, "--results", str(out / "results.json"), "-o", str(tmp_path / "again.py")]) == 0
+    assert "What the suite saw" in (tmp_path / "again.py").read_text()
+    cases = document["environment"]["cases"]
+    assert main(["repro", item, "--backend=ort", "--cases", cases, "-o", str(tmp_path / "ort.py")]) == 0
+    written = subprocess.run([sys.executable, str(tmp_path / "ort.py")], capture_output=True, text=True)
+    assert "import onnxruntime" in (tmp_path / "ort.py").read_text() and written.returncode in (0, 1)
+    assert main(["repro", "MaxPool-12/no_such_case[float32]", "--backend=ort"]) == 2
+    assert capsys.readouterr().err.startswith("conformance repro: no item MaxPool-12/no_such_case[float32]")

@@ -70,6 +70,15 @@ def test_each_reading_changes_what_the_reference_answers_for_some_item(key, read
 HAND_WORKED = [
     ("maxpool_open_questions.yaml", "same_stride_beyond_kernel", "same-pad-negative", "negative-split",
      {"Y": [[[2, 6]]]}),
+    ("maxpool_open_questions.yaml", "same_odd_negative_total", "same-pad-negative", "negative-split", {"Y": [[[1, 4]]]}),
+    ("maxpool_open_questions.yaml", "same_odd_negative_total", "same-pad-negative", "negative-split-floor",
+     {"Y": [[[2, 5]]]}),
+    ("maxpool_open_questions.yaml", "same_lower_even_negative_total", "same-pad-negative", "negative-split",
+     {"Y": [[[3, 11]]]}),
+    ("maxpool_open_questions.yaml", "same_lower_even_negative_total", "same-pad-negative", "negative-split-floor",
+     {"Y": [[[3, 11]]]}),
+    ("maxpool_open_questions.yaml", "same_lower_even_negative_total", "same-pad-negative",
+     "negative-split-lower-plus-one", {"Y": [[[2, 10]]]}),
     ("maxpool_open_questions.yaml", "valid_with_ceil_mode", "auto-pad-with-ceil-mode", "ceil-mode-applies",
      {"Y": [[[2, 4, 5]]]}),
     ("maxpool_open_questions.yaml", "nan_in_a_window", "nan-in-window", "nan-ignored", {"Y": [[[1, 3]]]}),
@@ -123,3 +132,48 @@ def test_openvino_same_with_ceil_adds_a_window_where_the_stride_exceeds_the_kern
     assert axis.out == 2
     (axis,) = openvino_axes([2], [1], [2], [0], [0], None, "same_upper", "ceil")
     assert axis.out == 1
+
+
+def _truncating_half(value: int) -> int:
+    """C++'s value / 2: rounds towards zero."""
+    return -(-value // 2) if value < 0 else value // 2
+
+
+# How a runtime may write SAME's begin pad from the total, in the languages runtimes are written
+# in: (upper, lower). tinygrad 0.14 uses the first, ONNX Runtime and Caffe2 the third.
+SAME_SPLITS = {
+    "floor division": (lambda t: t // 2, lambda t: t - t // 2),
+    "truncating division": (_truncating_half, lambda t: t - _truncating_half(t)),
+    "truncating division, lower as (total + 1) / 2": (_truncating_half, lambda t: _truncating_half(t + 1)),
+}
+
+
+@pytest.mark.parametrize("convention", SAME_SPLITS)
+def test_every_integer_rounding_of_a_negative_same_total_is_a_reading(convention):
+    """A runtime halving a negative SAME total with any convention gives the windows of some
+    reading of same-pad-negative (else its answers would be judged 'no reading': a false alarm)."""
+    from conformance.semantics import pool_axes
+    for size in range(1, 14):
+        for stride in range(2, 9):
+            for auto_pad, split in zip(("SAME_UPPER", "SAME_LOWER"), SAME_SPLITS[convention]):
+                total = (-(-size // stride) - 1) * stride + 1 - size
+                if total >= 0:
+                    continue
+                begin = split(total)
+                readings = [r for r in QUESTIONS["same-pad-negative"] if r != "rejected"]
+                starts = {r: pool_axes([size], [1], [stride], auto_pad=auto_pad,
+                                       readings=Readings({"same-pad-negative": r}))[0].pad_begin for r in readings}
+                assert begin in starts.values(), (size, stride, auto_pad, total, begin, starts)
+
+
+def test_a_negative_same_total_of_minus_one_halved_by_floor_division_starts_the_windows_one_further():
+    # length 5, kernel 1, stride 3, SAME_UPPER: total -1; -1 // 2 = -1 -> windows at 1 and 4 -> [2, 5]
+    from conformance.semantics import pool_axes
+    floor = Readings({"same-pad-negative": "negative-split-floor"})
+    (axis,) = pool_axes([5], [1], [3], auto_pad="SAME_UPPER", readings=floor)
+    assert (axis.pad_begin, axis.pad_end, axis.out) == (-1, 0, 2)
+    assert [axis.positions(o) for o in range(axis.out)] == [[1], [4]]
+    (axis,) = pool_axes([5], [1], [3], auto_pad="SAME_UPPER", readings=Readings({"same-pad-negative": "negative-split"}))
+    assert [axis.positions(o) for o in range(axis.out)] == [[0], [3]]
+    (axis,) = pool_axes([5], [1], [3], auto_pad="SAME_LOWER", readings=floor)
+    assert (axis.pad_begin, axis.pad_end) == (0, -1)

@@ -153,6 +153,9 @@ def describe(e: BaseException) -> tuple[str, str, str]:
     except BaseException as failure:  # noqa: BLE001 - the backend's __str__ may raise anything
         message = f"(its str() raised {_type_name(failure)})"
     text = f"{name}: {message}" if message else name
+    output = process_output(e)
+    if output:
+        text += "\n" + output
     frame = e.__traceback__
     while frame is not None and frame.tb_next is not None:
         frame = frame.tb_next
@@ -160,6 +163,20 @@ def describe(e: BaseException) -> tuple[str, str, str]:
         code = frame.tb_frame.f_code
         text += f"\n  raised at {code.co_filename}:{frame.tb_lineno} in {code.co_name}"
     return name, message, text
+
+
+def process_output(e: BaseException) -> str:
+    """What a failed subprocess wrote, where the exception keeps it (``subprocess.run(check=True,
+    capture_output=True)``): a backend that shells out says why on its stderr. Its end, if long."""
+    if not isinstance(e, (subprocess.CalledProcessError, subprocess.TimeoutExpired)):
+        return ""
+    parts = []
+    for label, value in (("stderr", e.stderr), ("stdout", e.output)):
+        text = value.decode(errors="replace") if isinstance(value, bytes) else value
+        if isinstance(text, str) and text.strip():
+            text = text.strip()
+            parts.append(f"{label}:\n" + (f"...{text[-MESSAGE_LIMIT:]}" if len(text) > MESSAGE_LIMIT else text))
+    return "\n".join(parts)
 
 
 def _type_name(value: Any) -> str:
@@ -224,8 +241,10 @@ class IsolatedBackend:
             raise Unsupported(str(header.get("message")))
         if kind == "garbage":
             raise BackendGarbage(str(header.get("message")))
-        if kind == "raised":
-            raise RaisedInBackend(str(header.get("type")), str(header.get("message")), str(header.get("text")))
+        if kind == "raised":  # with what it wrote meanwhile: a command it shelled out to says why on stderr
+            output = self.tail.take()
+            text = str(header.get("text")) + (f"\n\nthe backend's output meanwhile:\n{output}" if output.strip() else "")
+            raise RaisedInBackend(str(header.get("type")), str(header.get("message")), text)
         self.close()
         raise BackendGarbage(f"the backend's process answered {str(kind)[:40]!r}")
 

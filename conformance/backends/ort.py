@@ -12,12 +12,28 @@
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
 import onnx
 
 from .base import Unsupported
+
+# How ONNX Runtime and its execution providers word "this build cannot run that operator" outside
+# the NOT_IMPLEMENTED status (always a refusal of this kind):
+REFUSALS = re.compile("|".join([
+    # an operator of a domain it has no schema for (onnxruntime/core/graph/graph.cc)
+    r"is not a registered function/op",
+    # the OpenVINO EP hands the model to OpenVINO's ONNX frontend, whose refusals are these
+    # (src/frontends/onnx/frontend/src/core/graph.cpp; OpenVINO 2023 and later: "No conversion rule")
+    r"does not support the following ONNX operations",
+    r"No conversion rule found for operations",
+    r"Unsupported operation of type",
+    # any EP with session.disable_cpu_ep_fallback=1: a node it does not claim would need the CPU EP
+    # (onnxruntime/core/session/inference_session.cc)
+    r"fallback to CPU EP has been explicitly disabled",
+]))
 
 LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
           "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
@@ -76,7 +92,7 @@ class OrtBackend:
             return session.run(None, inputs)
         except state.NotImplemented as e:
             raise Unsupported(str(e)) from e
-        except state.Fail as e:  # an operator of a domain it has no schema for
-            if "is not a registered function/op" in str(e):
+        except Exception as e:  # FAIL, RUNTIME_EXCEPTION, EP_FAIL...: some EPs' refusals arrive so
+            if REFUSALS.search(str(e)):
                 raise Unsupported(str(e)) from e
             raise

@@ -24,7 +24,7 @@ from ..backends.isolated import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
-from .output import fuzz_section, records, write_cases, write_repros
+from .output import run_document, write_cases, write_repros
 from .space import select_targets
 
 DEFAULT_TIMEOUT_S = 60
@@ -141,15 +141,22 @@ def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Pat
     """results.json (the clusters' minimal items as records, the runs as its ``fuzz`` list), report.html
     and summary.md; ``out``: where the cases and repro scripts were written; ``base``: a suite run's
     results to add them to."""
+    write_fuzz_documents(env, [run_document(run, out) for run in runs], directory, base, partial, interrupted)
+
+
+def write_fuzz_documents(env: dict, documents: list[dict], directory: Path, base: Results | None = None,
+                         partial: bool = False, interrupted: bool = False) -> None:
+    """The reports of runs as :func:`.output.run_document` gives them (pytest's workers send these).
+    ``base`` is left as it is: a checkpoint of a running fuzz writes these again and again."""
     from ..report.html import render_html
     from ..report.results import render_markdown
 
     results = base or Results(env, None)
     document = results.document(partial=partial, interrupted=interrupted)
-    document["items"] = sorted(document["items"] + [r for run in runs for r in records(run)],
+    document["items"] = sorted(document["items"] + [r for run in documents for r in run["records"]],
                                key=lambda r: (r["id"], r["backend"]))
     document["summary"] = dict(sorted(Counter(r["outcome"] for r in document["items"]).items()))
-    document["fuzz"] = [fuzz_section(run, out) for run in runs]
+    document["fuzz"] = [run["section"] for run in documents]
     write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
     write_atomically(directory / HTML_FILE, render_html(document))
     write_atomically(directory / MARKDOWN_FILE, render_markdown(document))

@@ -14,7 +14,7 @@ import yaml
 from onnx import helper
 
 from ..judge.verdict import expected_outputs
-from ..expand.items import qualified_op
+from ..expand.items import Item, qualified_op
 from ..report.writer import json_safe, write_atomically
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
@@ -151,38 +151,42 @@ GENERIC_RUNNER = '''def run(model, feeds):
 
 
 def repro_script(cluster: Cluster, run: FuzzRun) -> str:
-    item = cluster.item
-    inputs = item.make_inputs(0)
-    reject = cluster.config.get("reject")
-    runtime = run.backend.partition("[")[0]
+    found = (f"Found by `conformance fuzz --backend={run.backend} --seed={run.seed}` against {run.backend} "
+             f"{run.backend_version}, shrunk to a minimal model.")
+    seen = f"{cluster.verdict.outcome.value}: {cluster.verdict.message[:400]}"
+    return standalone_script(cluster.item, cluster.item.make_inputs(0), run.backend, cluster.config.get("reject"),
+                             [cluster.signature.describe(), "", found, f"What the suite saw: {seen}"])
+
+
+def standalone_script(item: Item, inputs: dict[str, np.ndarray], backend: str, reject: str | None,
+                      about: list[str]) -> str:
+    """A script that needs only numpy, onnx and the runtime: the model built with onnx.helper, the
+    literal inputs, the expected outputs (or that the model must be refused) and the check, which
+    exits 1 on the bug. ``backend``: whose runtime it runs (others get a stub to fill in);
+    ``about``: the lines its docstring opens with."""
+    runtime = backend.partition("[")[0]
     if runtime == "openvino" and item.case.domain == "org.openvinotoolkit":
         runtime = "openvino-native"
     needs_bfloat16 = any(a.dtype.name == "bfloat16" for a in inputs.values())
-    lines = _repro_header(cluster, run, reject, needs_bfloat16)
+    source = None if reject else ("the documents' own (transcribed, or worked out by hand)" if item.expectation == "literal"
+                                  else "the maxpool-conformance reference backend's")
+    lines = _repro_header(about, source, needs_bfloat16)
     lines += _model_code(item.model, inputs)
     lines += ["", "", RUNNERS.get(runtime, GENERIC_RUNNER), ""]
     if reject:
         lines += [f"# The model is invalid ({reject}): a conforming runtime refuses it.", REFUSAL_CHECK]
     else:
-        expected = expected_outputs(item, item.make_inputs(0))
+        expected = expected_outputs(item, inputs)
         lines += ["expected = {", *(f"    {o.name!r}: {_array_code(expected[o.name])}," for o in item.outputs), "}", "",
                   OUTPUT_CHECK]
     return "\n".join(lines) + "\n"
 
 
-def _repro_header(cluster: Cluster, run: FuzzRun, reject: str | None, needs_bfloat16: bool) -> list[str]:
-    lines = [
-        "#!/usr/bin/env python3",
-        f'"""{cluster.signature.describe()}',
-        "",
-        f"Found by `conformance fuzz --backend={run.backend} --seed={run.seed}` against {run.backend} "
-        f"{run.backend_version}, shrunk to a minimal model.",
-        f"What the suite saw: {cluster.verdict.outcome.value}: {cluster.verdict.message[:400]}",
-    ]
-    if not reject:
-        lines.append("Expected outputs come from the maxpool-conformance reference backend (exact: max pooling selects an "
-                     "input element, so outputs compare bit for bit; an index may name any element equal to its "
-                     "window's maximum).")
+def _repro_header(about: list[str], source: str | None, needs_bfloat16: bool) -> list[str]:
+    lines = ["#!/usr/bin/env python3", f'"""{about[0]}', *about[1:]]
+    if source:
+        lines.append(f"Expected outputs are {source} (exact: max pooling selects an input element, so outputs "
+                     "compare bit for bit; an index may name any element equal to its window's maximum).")
     lines += [f'Needs only numpy, onnx{", ml_dtypes" if needs_bfloat16 else ""} and the runtime."""', "",
               "import sys", "", "import numpy as np", "import onnx", "from onnx import TensorProto, helper"]
     if needs_bfloat16:
@@ -223,6 +227,10 @@ OUTPUT_CHECK = """try:
     outputs = run(model, feeds)
 except Exception as e:
     print('BUG: the runtime refuses a valid model:', type(e).__name__, e)
+    sys.exit(1)
+outputs = list(outputs)
+if len(outputs) != len(expected):
+    print(f'BUG: the runtime returns {len(outputs)} outputs for a model that declares {len(expected)}:', list(expected))
     sys.exit(1)
 failed = False
 for (name, want), got in zip(expected.items(), outputs):
@@ -290,6 +298,12 @@ def fuzz_section(run: FuzzRun, directory: Path | None) -> dict[str, Any]:
             **{k: v for k, v in (("case_file", where(CASES_DIR, c)), ("repro", where(REPRO_DIR, c))) if v},
         } for c in run.clusters],
     }
+
+
+def run_document(run: FuzzRun, directory: Path | None) -> dict[str, Any]:
+    """What results.json keeps of a run, JSON-safe: it travels from a pytest-xdist worker to the
+    controller that writes the report."""
+    return {"records": records(run), "section": fuzz_section(run, directory)}
 
 
 def records(run: FuzzRun) -> list[dict[str, Any]]:

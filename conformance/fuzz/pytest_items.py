@@ -4,12 +4,15 @@ the clusters, and --conformance-fuzz-out writes their cases and repro scripts.""
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pytest
 
 from .command import NOTHING_JUDGED, fuzz, summary
-from .output import write_cases, write_repros
+from ..plugin import FUZZ_RUN
+from ..report.writer import _jsonable
+from .output import run_document, write_cases, write_repros
 from .space import all_targets
 
 
@@ -38,11 +41,13 @@ class FuzzItem(pytest.Item):
         state = self.parent.state
         budget = self.config.getoption("conformance_fuzz")
         run = fuzz(self.target.runner, all_targets(), state.seed, budget)
-        state.fuzz_runs.append(run)
         out = self.config.getoption("conformance_fuzz_out")
+        out = out / self.target.spec if out is not None else None
         if out is not None:
-            write_cases(run, out / self.target.spec)
-            write_repros(run, out / self.target.spec)
+            write_cases(run, out)
+            write_repros(run, out)
+        # On a pytest-xdist worker the run is here only: its report carries it to the controller.
+        self.user_properties.append((FUZZ_RUN, json.dumps(run_document(run, out), default=_jsonable)))
         self.user_properties.append(("conformance-fuzz", summary(run)))
         if run.clusters:
             raise FuzzFailure(summary(run))

@@ -20,7 +20,7 @@ import onnx
 
 from ..backends import Backend, Unsupported
 from ..backends.isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
-                                 RaisedInBackend, malformed)
+                                 RaisedInBackend, malformed, process_output)
 from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
@@ -378,16 +378,17 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
     are explained together, by one reading at a time: a NaN Y beside an index at a number is no
     reading's. An open question leaves some elements open, never licence for any output."""
     shape = actual[0].shape
-    if any(got.shape != shape for got in actual):
+    shaped = [a for a in answers if all(a[o.name].dtype == got.dtype and a[o.name].shape == got.shape
+                                        for o, got in zip(item.outputs, actual))]
+    if not shaped:  # no reading has these shapes: every position, if any (a batch of 0 has none)
+        return np.ones(shape, bool)
+    if any(got.shape != shape for got in actual):  # NHWC's Y beside channels-first Indices: not position by position
         return np.ones(shape, bool)
     wrong = np.ones(shape, bool)
-    for answer_ in answers:
+    for answer_ in shaped:
         ok = np.ones(shape, bool)
         for output, got in zip(item.outputs, actual):
             want = answer_[output.name]
-            if want.dtype != got.dtype or want.shape != got.shape:
-                ok[...] = False
-                break
             fits = same_bits(want, got)
             if output.positions_of:
                 try:
@@ -404,6 +405,12 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
 
 def _unexplained_line(item: Item, wrong: np.ndarray, expected: dict[str, np.ndarray],
                       actual: Sequence[Any], questions_: list[str]) -> str:
+    shapes = ", ".join(f"{o.name} {list(got.shape)} (the default reading: {list(expected[o.name].shape)})"
+                       for o, got in zip(item.outputs, actual))
+    if not wrong.any():  # an output without positions, of a shape no reading gives
+        return f"output shapes no reading of {', '.join(questions_)} gives: {shapes}"
+    if any(got.shape != wrong.shape for got in actual):  # the outputs' positions do not line up
+        return f"{' and '.join(o.name for o in item.outputs)}: no reading of {', '.join(questions_)} gives them ({shapes})"
     at = _first(wrong)[0]
     shown = []
     for output, got in zip(item.outputs, actual):
@@ -450,7 +457,8 @@ def _type_name(e: BaseException) -> str:
 def _exception_text(e: BaseException) -> str:
     if isinstance(e, RaisedInBackend):
         return e.text.strip()
-    return "".join(traceback.format_exception_only(type(e), e)).strip()
+    output = process_output(e)
+    return "".join(traceback.format_exception_only(type(e), e)).strip() + (f"\n{output}" if output else "")
 
 
 _LOST = {BackendCrashed: Outcome.CRASH, BackendTimedOut: Outcome.TIMEOUT}

@@ -189,13 +189,18 @@ def _failure(record: dict) -> str:
     shown = "".join(f"<pre>{escape(d['summary'])}\n" + "\n".join(escape(s) for s in d.get("shown", [])) + "</pre>"
                     + _heatmap(d) for d in record.get("diff", []))
     if not shown:
-        shown = f"<pre>{escape(record['message'])}</pre>"
+        shown = f"<pre>{escape(record.get('reason') or record['message'])}</pre>"
     where = f"{record.get('file', '?')}:{record.get('line', '?')}"
     setting = ""
     if "attributes" in record:
         inputs = ", ".join(f"{i['name']} {i['dtype']}{i['shape']}" for i in record["inputs"])
         setting = f"<div class='muted'><code>{escape(str(record['attributes']))}</code> · {escape(inputs)}</div>"
     repro = f"<div>repro: <code>{escape(record['repro'])}</code></div>" if record.get("repro") else ""
+    if record.get("script"):  # the standalone script for the runtime's developers
+        # only a file the writer names so (a results.json read back may say anything)
+        own = re.fullmatch(r"repro/[A-Za-z0-9_.-]+\.py", str(record.get("script_file", "")))
+        link = f"<a href='{escape(record['script_file'])}'>script</a>: " if own else "script: "
+        repro += f"<div>standalone {link}<code>{escape(record['script'])}</code></div>"
     return (f"<div class='item'>{_badge(record['outcome'], '')}<code>{escape(record['id'])}</code> "
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 
@@ -204,7 +209,8 @@ def _failures(items: list[dict], names: list[str]) -> str:
     clusters = failure_clusters(items)
     total = sum(len(c.records) for found in clusters.values() for c in found)
     parts = [f"<h2 id='failures'>Failures ({total})</h2><p class='muted'>Each backend's failing items clustered "
-             "by cause: the outcome and the message with what varies from item to item made generic. Each cause "
+             "by cause: the outcome and what differs structurally (which output and how, whether in windows over "
+             "padding, or the message made generic), sub-grouped by detail (values, signs, element types). Each cause "
              "shows its smallest item, the attribute values all its items share, and the others by id.</p>"]
     for backend in names:
         found = clusters.get(backend, [])
@@ -249,10 +255,19 @@ def _cluster(backend: str, index: int, cluster: Cluster) -> str:
     return (f"<details open id='{_anchor('cause', backend, index)}'><summary>cause {index + 1}: {_counts(kinds)} "
             f"<span class='cause'><code>{escape(shorten(cluster.signature, 200))}</code></span></summary>"
             f"<div class='muted'>{escape(spans)}" + (f" · every item has {escape(common)}" if common else "") + "</div>"
-            + _failure(smallest)
+            + _sub_groups(cluster) + _failure(smallest)
             + (f"<details><summary class='cause'>the other {len(others)} item{'s' if len(others) != 1 else ''}"
                f"</summary><ul>{listed}</ul>{more}</details>" if others else "")
             + "</details>")
+
+
+def _sub_groups(cluster: Cluster) -> str:
+    """How the cause's items differ in detail (values, signs, element types), where they do."""
+    details = cluster.details
+    if len(details) < 2:
+        return ""
+    rows = "".join(f"<li>{n} × <code>{escape(shorten(detail, 200))}</code></li>" for detail, n in details[:SHOWN_IDS])
+    return f"<details><summary class='cause'>{len(details)} sub-groups</summary><ul>{rows}</ul></details>"
 
 
 def _divergences(items: list[dict]) -> str:

@@ -138,24 +138,83 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     return {key: dict(value) for key, value in sorted(table.items())}
 
 
-def cause_signature(record: Record) -> str:
-    """What a failure's cause looks like, the same for every item it hits: the outcome and the
-    message with what varies from item to item made generic (counts, positions, shapes, lines,
-    bit patterns: "Y: # of # elements differ; Y[…]: expected -inf (0x#), got -#.#e+# (0x#)").
-    Special values stay apart from numbers: -inf, nan and -3.4e+38 are different causes."""
+def detail_signature(record: Record) -> str:
+    """What a failure looks like in detail, the same for every item one bug hits in one way: the
+    outcome and the message with what varies from item to item made generic (counts, positions,
+    shapes, lines, bit patterns: "Y: # of # elements differ; Y[…]: expected -inf (0x#), got -#.#e+#
+    (0x#)") and without the open questions it names (a difference no reading gives is no question's).
+    Special values stay apart from numbers: -inf, nan and -3.4e+38 are different details."""
     text = re.sub(r"0x[0-9a-fA-F]+", "0x#", record.get("message", ""))
+    text = re.sub(r"no reading of [a-z0-9, -]+?(?= gives|;|$)", "no reading", text)
     text = re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text)
     text = re.sub(r"\[#(, #)*\]", "[…]", text)
     return f"{record['outcome']}: " + " ".join(text.split())
 
 
+# What an output's difference is, from its summary in the record's diff.
+DIFFERENCES = (("element type", "element type differs"), ("shape", "shape differs"),
+               ("indices do not point at their window's maximum", "indices miss their window's maximum"),
+               ("elements differ", "values differ"))
+ACCEPTED = "accepted an invalid model"
+ELEMENT_TYPE_NAMES = re.compile(r"\b(u?int(8|16|32|64)|b?float(16|32|64)?|double|half|bool|[fiu](8|16|32|64)|bf16)\b")
+
+
+def cause_signature(record: Record) -> str:
+    """What differs structurally, the same for every item one root bug hits however its values,
+    signs and element types vary: the first output that differs and how (its values, its form, its
+    indices), and for values whether every shown difference sits in a window over padding; for a
+    refusal, a crash or an accepted invalid model, the message without numbers, element types,
+    quotes or parenthesized details. Nothing in it names an open question: no item's difference
+    depends on one where no reading gives it."""
+    diffs = record.get("diff")
+    if diffs:
+        first = diffs[0]
+        kind = next((label for words, label in DIFFERENCES if words in first["summary"]), "differs")
+        where = " in windows over padding" if kind == "values differ" and _over_padding(record, first) else ""
+        return f"{record['outcome']}: {first['output']} {kind}{where}"
+    if record.get("message", "").startswith(ACCEPTED):  # one missing check or many: the rule is the detail
+        return f"{record['outcome']}: {ACCEPTED}"
+    text = re.sub(r"\[[^\]]*\]", "[…]", record.get("message", ""))  # a command line, a shape
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"\([^()]*\)", "(…)", text)
+    text = ELEMENT_TYPE_NAMES.sub("<type>", text)
+    return f"{record['outcome']}: " + " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
+
+
+def _over_padding(record: Record, diff: dict[str, Any]) -> bool:
+    """Whether the window of every differing position the diff shows reaches past the input (False
+    where that cannot be told: MaxUnpool, an unknown layout)."""
+    from ..semantics import GeometryError, node_axes
+
+    inputs = record.get("inputs") or []
+    if record.get("op", "").endswith("MaxUnpool") or not inputs:
+        return False
+    channels_last = record.get("domain") in ("com.ms.internal.nhwc", "com.microsoft")
+    spatial = (lambda shape: shape[1:-1]) if channels_last else (lambda shape: shape[2:])
+    shown = [re.match(r"\w+\[([\d, ]+)\]", line) for line in diff.get("shown", [])]
+    positions = [spatial([int(v) for v in m.group(1).split(",")]) for m in shown if m]
+    try:
+        axes = node_axes(record["domain"], record.get("attributes", {}), spatial(inputs[0]["shape"]))
+    except (GeometryError, KeyError, TypeError, ValueError):
+        return False
+    if not positions or any(len(p) != len(axes) for p in positions):
+        return False
+    return all(any(o >= a.out or not all(0 <= q < a.size for q in a.positions(o)) for a, o in zip(axes, p))
+               for p in positions)
+
+
 @dataclass
 class Cluster:
-    """Failing items of one backend with one cause signature."""
+    """Failing items of one backend with one cause signature, sub-grouped by detail signature."""
 
     backend: str
     signature: str
     records: list[Record]
+
+    @property
+    def details(self) -> list[tuple[str, int]]:
+        """Its sub-groups: each detail signature and its item count, the largest first."""
+        return Counter(detail_signature(r) for r in self.records).most_common()
 
     @property
     def smallest(self) -> Record:
@@ -228,6 +287,8 @@ def render_markdown(document: dict[str, Any]) -> str:
         for cluster in found:
             lines.append(f"- {backend}: {len(cluster.records)} × {shorten(cluster.signature, 160)} "
                          f"(e.g. `{cluster.smallest['id']}`)")
+            if len(cluster.details) > 1:
+                lines += [f"  - {n} × {shorten(detail, 160)}" for detail, n in cluster.details[:8]]
     if document["collection_errors"]:
         lines += ["", "## Case files that did not load", ""]
         lines += [f"- {e['message']}" for e in document["collection_errors"]]

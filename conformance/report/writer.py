@@ -8,6 +8,8 @@ import fcntl
 import json
 import os
 import platform
+import re
+import shlex
 import tempfile
 import time
 from collections import Counter
@@ -174,9 +176,38 @@ def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
 
     document = results.document(partial, interrupted)
     directory = results.directory
+    if not partial:
+        write_scripts(document, directory)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
     _write_report(directory / HTML_FILE, render_html(document))
     _write_report(directory / MARKDOWN_FILE, render_markdown(document))
+
+
+SCRIPTS_DIR = "repro"
+
+
+def write_scripts(document: dict[str, Any], directory) -> None:
+    """The standalone script of each failure cause's smallest item, the one the HTML shows, as
+    ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
+    from ..repro import find_item, item_script
+    from .html import SHOWN_CLUSTERS
+    from .results import failure_clusters
+
+    cases = Path(document["environment"]["cases"])
+    for clusters in failure_clusters(document["items"]).values():
+        for cluster in clusters[:SHOWN_CLUSTERS]:
+            record = cluster.smallest
+            spec = next((w.partition("=")[2] for w in shlex.split(record.get("script", "")) if w.startswith("--backend=")), None)
+            if spec is None or not cases.is_dir():
+                continue
+            try:
+                script = item_script(find_item(record["id"].partition("@")[0], cases, record), spec,
+                                     document["environment"]["seed"], record)
+            except Exception:  # noqa: BLE001 - the item gone from the cases, say: a report without this link
+                continue
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['backend']}_{record['id']}").strip("_")[:150]
+            record["script_file"] = f"{SCRIPTS_DIR}/{name}.py"
+            _write_report(directory / record["script_file"], script)
 
 
 def _write_report(target: Path, text: str) -> Path:
@@ -201,6 +232,13 @@ def write_atomically(target: Path, text: str) -> Path:
             os.unlink(handle.name)
         raise
     return target
+
+
+REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
+
+
+def bounded(text: str, limit: int = REASON_LIMIT) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def json_safe(value: Any) -> Any:

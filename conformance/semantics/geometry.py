@@ -8,7 +8,7 @@ result depends on ``readings`` (see :mod:`.readings`); by default:
 * VALID and SAME_* use their own formulas, which do not depend on ceil_mode
   (``auto-pad-with-ceil-mode``);
 * a negative SAME pad total (stride larger than the kernel extent) is clamped to 0
-  (``same-pad-negative``);
+  (``same-pad-negative``; its other readings split it with each integer-rounding convention);
 * SAME gives ceil(size / stride) outputs (``same-description-vs-formula``);
 * ``auto_pad=""`` is not one of the four values the documents allow (``auto-pad-empty-string``).
 """
@@ -147,10 +147,21 @@ def _onnx_same(axis: int, size: int, stride: int, extent: int, upper: bool, read
     reading = readings["same-pad-negative"]
     if reading == REJECTED:
         raise GeometryError(f"spatial axis {axis}: the SAME pad total {total} is negative")
-    if reading == "negative-split":  # C++ integer division truncates towards zero: -3 / 2 = -1
-        small = -(-total // 2)
-        return (small, total - small, out) if upper else (total - small, small, out)
-    return _split(out, 0, upper)
+    if reading == "clamp-to-zero":
+        return _split(out, 0, upper)
+    begin = _negative_pad_begin(total, upper, reading)
+    return begin, total - begin, out
+
+
+def _negative_pad_begin(total: int, upper: bool, reading: str) -> int:
+    """The begin pad of a negative SAME total under each integer-rounding convention a runtime may
+    split it with (only the begin pad moves the windows: the output size is fixed)."""
+    truncated_half = -(-total // 2)  # C++ division truncates towards zero: -3 / 2 = -1
+    if reading == "negative-split-floor":  # Python's //: total // 2 at the beginning (upper), the rest (lower)
+        return total // 2 if upper else total - total // 2
+    if reading == "negative-split-lower-plus-one" and not upper:  # (total + 1) / 2, truncated
+        return -(-(total + 1) // 2)
+    return truncated_half if upper else total - truncated_half
 
 
 def _split(out: int, total: int, upper: bool) -> tuple[int, int, int]:

@@ -14,7 +14,8 @@ from typing import Mapping
 QUESTIONS: dict[str, tuple[str, ...]] = {
     "ceil-window-starts-in-padding": ("drop-window-starting-past-input", "formula-as-printed"),
     "auto-pad-with-ceil-mode": ("auto-pad-formula", "ceil-mode-applies"),
-    "same-pad-negative": ("clamp-to-zero", "negative-split", "rejected"),
+    "same-pad-negative": ("clamp-to-zero", "negative-split", "negative-split-floor", "negative-split-lower-plus-one",
+                          "rejected"),
     "nan-in-window": ("nan-propagates", "nan-ignored", "nan-never-selected"),
     "window-in-padding-only": ("lowest-and-minus-one", "rejected"),
     "storage-order-scope": ("spatial-column-major", "tensor-column-major"),
