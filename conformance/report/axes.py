@@ -211,16 +211,16 @@ def problems(found: dict[str, dict[str, dict[str, int | None]]]) -> list[str]:
                 reason = _reason(reasons, row, column)
                 if count == 0 and not reason:
                     out.append(f"{axis}: {row} x {column}: no item and no reason in axes.{axis}.not_covered")
-                if count and reason:
+                if count and reason and _reason(reasons, row, column, wildcard=False):
                     out.append(f"{axis}: {row} x {column}: has {count} items, but not_covered gives a reason")
     return out
 
 
-def _reason(reasons: dict, row: str, column: str) -> str | None:
+def _reason(reasons: dict, row: str, column: str, wildcard: bool = True) -> str | None:
     """A reason for the row and column: a key names one column, several (comma-separated), or
-    every column of the row (`*`)."""
+    every empty column of the row (`*`)."""
     for key, reason in (reasons.get(row) or {}).items():
-        if key == "*" or column in (k.strip() for k in key.split(",")):
+        if (wildcard and key == "*") or column in (k.strip() for k in key.split(",")):
             return reason
     return None
 
@@ -234,7 +234,7 @@ def render(case_dir: Path) -> str:
         columns = list(next(iter(table.values())))
         lines += [f"**{axis}**: {spec['description']}", "",
                   "| | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-        explained = []
+        explained: dict[tuple[str, str], list[str]] = defaultdict(list)  # (row, reason) -> its columns
         for row, cells in table.items():
             texts = []
             for column, count in cells.items():
@@ -244,7 +244,9 @@ def render(case_dir: Path) -> str:
                     texts.append(str(count))
                 else:
                     texts.append("0 *")
-                    explained.append(f"- {row} x {column}: {_reason(reasons, row, column) or 'NO REASON'}")
+                    explained[row, _reason(reasons, row, column) or "NO REASON"].append(column)
             lines.append(f"| {row} | " + " | ".join(texts) + " |")
-        lines += ["", "· the operator or type has no such cell. \\* no item:", ""] + explained + [""]
+        lines += ["", "· the operator or type has no such cell." + (" \\* no item:" if explained else ""), ""]
+        lines += [f"- {row} x {', '.join(columns)}: {reason}" for (row, reason), columns in explained.items()]
+        lines += [""] if explained else []
     return "\n".join(lines)
