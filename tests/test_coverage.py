@@ -50,3 +50,14 @@ def test_the_readme_depth_tables_are_current():
 def test_every_edge_value_is_some_answer_of_every_operator_and_type():
     for row, cells in axes.tables(bundled_case_dir())["answer_values"].items():
         assert all(count != 0 for count in cells.values()), row
+
+
+def test_a_question_read_two_ways_on_two_paths_is_reported():
+    from conformance.report.results import readings_by_path
+
+    def record(reading, *path):
+        return {"outcome": "divergent", "ambiguity": ["nan-in-window"], "backend": "b", "reading": reading,
+                "message": "", "path": ["planes 1", *path]}
+    found = readings_by_path([record("nan-ignored", "rank 2d"), record("nan-ignored", "rank 2d"),
+                              record("nan-propagates", "rank 3d"), dict(record("nan-ignored"), backend="c")])
+    assert found == {("nan-in-window", "b"): {"nan-ignored": (2, ["rank 2d"]), "nan-propagates": (1, ["rank 3d"])}}
