@@ -67,9 +67,8 @@ def classes_of(dtype: str) -> tuple[str, ...]:
 
 def fill(shape: tuple[int, ...], dtype: str, rng: np.random.Generator, with_nan: bool) -> np.ndarray:
     """Plane p (over N * C) takes the p-th edge value (cycling, NaN first where asked for and the
-    type has it) at three
-    elements in four and lower edge values elsewhere, so the value is the maximum of nearly every
-    window of its plane and each lower one of a few."""
+    type has it) at three elements in four and lower edge values elsewhere, so the value is the
+    maximum of nearly every window of its plane and each lower one of a few."""
     kind = DTYPES[dtype]
     labels = edge_values(dtype)
     cycle = list(range(len(labels)))
