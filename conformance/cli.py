@@ -8,7 +8,7 @@
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
-    conformance coverage [--output FILE]           behaviour classes x path selectors (README table)
+    conformance coverage [--output FILE]           behaviour classes x path selectors, and the depth axes (README tables)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
     conformance repro ITEM_ID --backend=NAME       the standalone, upstream-ready script of one item
 """
@@ -126,8 +126,9 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "repro":
         return repro.main(args)
     if args.command == "coverage":
+        from .report.axes import render as render_axes
         from .report.coverage import render as render_coverage
-        sys.stdout.write(render_coverage(args.cases))
+        sys.stdout.write(render_coverage(args.cases) + "\n" + render_axes(args.cases))
         return 0
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output)

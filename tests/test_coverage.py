@@ -4,6 +4,7 @@ README shows the table as the cases make it today."""
 from pathlib import Path
 
 from conformance.load.cases import bundled_case_dir
+from conformance.report import axes
 from conformance.report.coverage import crossing, problems, render, selectors_data
 
 README = Path(__file__).parents[1] / "README.md"
@@ -25,3 +26,38 @@ def test_the_readme_table_is_current():
     text = README.read_text()
     table = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
     assert table == render(bundled_case_dir()), "regenerate it with `conformance coverage`"
+
+
+AXES_BEGIN, AXES_END = "<!-- depth axes: conformance coverage -->\n", "<!-- end of depth axes -->"
+
+
+def test_every_empty_depth_cell_gives_a_reason():
+    assert axes.problems(axes.tables(bundled_case_dir())) == []
+
+
+def test_a_depth_cell_without_items_or_reason_is_reported():
+    table = {"answer_values": {"MaxPool [float32]": {"lowest": 0, "highest": 3, "inf": None}}}
+    assert axes.problems(table) == [
+        "answer_values: MaxPool [float32] x lowest: no item and no reason in axes.answer_values.not_covered"]
+
+
+def test_the_readme_depth_tables_are_current():
+    text = README.read_text()
+    tables = text[text.index(AXES_BEGIN) + len(AXES_BEGIN): text.index(AXES_END)]
+    assert tables == axes.render(bundled_case_dir()), "regenerate them with `conformance coverage`"
+
+
+def test_every_edge_value_is_some_answer_of_every_operator_and_type():
+    for row, cells in axes.tables(bundled_case_dir())["answer_values"].items():
+        assert all(count != 0 for count in cells.values()), row
+
+
+def test_a_question_read_two_ways_on_two_paths_is_reported():
+    from conformance.report.results import readings_by_path
+
+    def record(reading, *path):
+        return {"outcome": "divergent", "ambiguity": ["nan-in-window"], "backend": "b", "reading": reading,
+                "message": "", "path": ["planes 1", *path]}
+    found = readings_by_path([record("nan-ignored", "rank 2d"), record("nan-ignored", "rank 2d"),
+                              record("nan-propagates", "rank 3d"), dict(record("nan-ignored"), backend="c")])
+    assert found == {("nan-in-window", "b"): {"nan-ignored": (2, ["rank 2d"]), "nan-propagates": (1, ["rank 3d"])}}

@@ -25,6 +25,7 @@ from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter
 from reference_backend import ReferenceBackend
 from tests.mutants import MUTANTS
+from tests.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
 from tests.mutants_paths import PATH_MUTANTS
 from tests.test_mutants import REGISTRY, MutantBackend
 
@@ -43,7 +44,8 @@ def fuzz(mutant, **options):
     return Fuzzer(MutantBackend(mutant), REGISTRY, reference_targets(), **options).fuzz()
 
 
-@pytest.mark.parametrize("mutant", MUTANTS + PATH_MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS + PATH_MUTANTS + DEPTH_MUTANTS if m.name not in SUITE_ONLY],
+                         ids=lambda m: m.name)
 def test_the_fuzz_finds_the_mutant(mutant, record_property):
     started = time.monotonic()
     run = fuzz(mutant)
@@ -55,7 +57,7 @@ def test_the_fuzz_finds_the_mutant(mutant, record_property):
 
 
 def _mutant(name):
-    return next(m for m in MUTANTS + PATH_MUTANTS if m.name == name)
+    return next(m for m in MUTANTS + PATH_MUTANTS + DEPTH_MUTANTS if m.name == name)
 
 
 def test_a_seed_gives_the_same_run():

@@ -16,6 +16,7 @@ from conformance.expand.items import load_items
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir, load_registry
 from tests.mutants import MUTANTS, Mutant
+from tests.mutants_depth import DEPTH_MUTANTS
 from tests.mutants_paths import PATH_MUTANTS, PathMutant
 
 REGISTRY = load_registry(bundled_case_dir())
@@ -59,7 +60,7 @@ def test_there_are_at_least_twenty_mutants():
     assert len({m.name for m in MUTANTS}) == len(MUTANTS)
 
 
-@pytest.mark.parametrize("mutant", MUTANTS + PATH_MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", MUTANTS + PATH_MUTANTS + DEPTH_MUTANTS, ids=lambda m: m.name)
 def test_the_suite_catches_the_mutant(mutant, record_property):
     killer = first_kill(mutant)
     record_property("mutant", {"name": mutant.name, "killed_by": killer})
@@ -69,3 +70,4 @@ def test_the_suite_catches_the_mutant(mutant, record_property):
 def test_there_are_at_least_twenty_path_mutants():
     assert len(PATH_MUTANTS) >= 20
     assert not {m.name for m in PATH_MUTANTS} & {m.name for m in MUTANTS}
+    assert not {m.name for m in DEPTH_MUTANTS} & {m.name for m in MUTANTS + PATH_MUTANTS}

@@ -25,6 +25,7 @@ import onnx
 from onnx import helper
 
 from ..load.cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
+from ..load import value_classes
 from ..load.dtypes import DTYPES, DType
 from ..load.operators import OpVersion, operators
 
@@ -375,6 +376,8 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
         values = rng.integers(low, high, size=count, endpoint=True)
     elif distribution == "lowest":
         values = np.full(count, np.iinfo(dtype.numpy).min if dtype.is_integer else -np.inf)
+    elif distribution in ("edge_values", "edge_values_nan"):  # already exact in the type
+        return value_classes.fill(shape, dtype.name, rng, with_nan=distribution == "edge_values_nan")
     elif "distinct" in distribution:
         low, high = distribution["distinct"]
         values = low + rng.permutation(high - low + 1)[:count]

@@ -295,7 +295,7 @@ def _positions_ok(item: Item, written: dict[str, np.ndarray], want: np.ndarray,
     position = np.indices(got.shape)
     ok = inside & (plane == position[0] * x.shape[1] + position[1])
     coords = np.unravel_index(within, x.shape[2:]) if plane_size else ()
-    for axis, a in enumerate(axes):
+    for axis, a in enumerate(axes if plane_size else ()):  # an empty spatial axis: no element to be in
         offset = coords[axis] - (position[2 + axis] * a.stride - a.pad_begin)
         ok &= (offset >= 0) & (offset % a.dilation == 0) & (offset // a.dilation < a.kernel)
     if x.size:

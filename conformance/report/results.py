@@ -138,6 +138,28 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     return {key: dict(value) for key, value in sorted(table.items())}
 
 
+def readings_by_path(items: list[Record]) -> dict[tuple[str, str], dict[str, tuple[int, list[str]]]]:
+    """(question, backend) -> reading -> (items, the path values only that reading's items take),
+    where a backend shows more than one reading of a question: a kernel that reads the question
+    one way on one path and another way on another is a bug even when each reading is allowed."""
+    grouped: dict[tuple[str, str], dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
+    for r in items:
+        if r["outcome"] == "divergent":
+            for key in r.get("ambiguity") or []:
+                grouped[key, r["backend"]][observed_reading(r)].append(r)
+    found = {}
+    for (key, backend), by_reading in sorted(grouped.items()):
+        if len(by_reading) < 2:
+            continue
+        paths = {reading: [set(r.get("path", ())) for r in records] for reading, records in by_reading.items()}
+        found[key, backend] = {}
+        for reading, sets in paths.items():
+            elsewhere = set().union(*(s for other, more in paths.items() if other != reading for s in more))
+            only_here = sorted(set.intersection(*sets) - elsewhere) if sets else []
+            found[key, backend][reading] = (len(sets), only_here)
+    return found
+
+
 def detail_signature(record: Record) -> str:
     """What a failure looks like in detail, the same for every item one bug hits in one way: the
     outcome and the message with what varies from item to item made generic (counts, positions,
@@ -296,5 +318,12 @@ def render_markdown(document: dict[str, Any]) -> str:
     for key, per_backend in divergences(items).items():
         for backend, readings in per_backend.items():
             lines.append(f"- {key} ({backend}): " + ", ".join(f"{n} {reading}" for reading, n in readings.most_common()))
+    split = readings_by_path(items)
+    if split:
+        lines += ["", "## Open questions read differently on different paths", ""]
+    for (key, backend), by_reading in split.items():
+        shown = "; ".join(f"{reading} on {n} items" + (f" (all of them, and no other: {', '.join(only)})" if only else "")
+                          for reading, (n, only) in by_reading.items())
+        lines.append(f"- {key} ({backend}): {shown}")
     lines += fuzz_markdown(document)
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ import onnx
 
 from ..backends import Backend
 from ..expand.items import Item, qualified_op
+from .axes import question_columns
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -86,6 +87,7 @@ def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
         "expected": item.expectation,
         "ambiguity": [case.ambiguity.id] if case.ambiguity else [],
         "erratum": case.erratum["reason"] if case.erratum else None,
+        "path": [] if item.inputs[0].spec.shape is None else question_columns(item),
     }
 
 
