@@ -1,4 +1,14 @@
-"""Case-file text shared by the tests."""
+"""Case-file text, and a helper for the processes they interrupt, shared by the tests."""
+
+import signal
+
+
+def ctrl_c_restored() -> None:
+    """Popen's preexec_fn for a process a test interrupts: SIGINT back to its default, since a test
+    run started in the background (`.ci/run &`) passes Ctrl-C on ignored, and Python then installs
+    no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 SMALL_CASE = """\
 op: MaxPool

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from tests.samples import ctrl_c_restored
 
 ROOT = Path(__file__).resolve().parent.parent
 WRONG = ["--backend=tests.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12", "--isolation=none"]
@@ -22,7 +23,7 @@ WRONG = ["--backend=tests.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12",
 def _fuzz(tmp_path, *arguments):
     return subprocess.Popen([sys.executable, "-m", "conformance", "fuzz", *arguments, "--out", str(tmp_path / "out"),
                              "--report", str(tmp_path / "report")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_restored)
 
 
 def _wait_for_a_cluster(tmp_path, process, seconds=60):
@@ -88,7 +89,7 @@ def test_max_time_stops_the_shrinking_and_what_was_found_stands(tmp_path):
 def _interrupted(arguments, ready, delay_s, cwd=ROOT):
     """Start ``conformance ARGUMENTS``, wait until ``ready()``, then Ctrl-C it after ``delay_s``."""
     process = subprocess.Popen([sys.executable, "-m", "conformance", *arguments], cwd=cwd,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_restored)
     deadline = time.monotonic() + 120
     while not ready() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

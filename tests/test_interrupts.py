@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
+from tests.samples import ctrl_c_restored
 from tests.test_isolation import descendants_left
 
 ROOT = PACKAGE_DIR.parent
@@ -55,7 +56,7 @@ def interrupt(directory: Path, mode: str, signal_number: int, delay_s: float) ->
         [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "--cases=cases",
          "--report=out", "--backend=tests.faulty_backends:Slow", *(["-n", "2"] if mode == "-n2" else [])],
         cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT), key: value},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_restored)
     deadline = time.monotonic() + 120
     while not results.exists() and run.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.samples import SMALL_CASE, ctrl_c_restored
 
 ROOT = PACKAGE_DIR.parent
 
@@ -27,6 +27,7 @@ def start(tmp_path: Path, *args: str) -> subprocess.Popen:
          f"--report={tmp_path / 'out'}", *args],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=ctrl_c_restored,  # a run started in the background inherits Ctrl-C ignored
     )
 
 

@@ -195,6 +195,8 @@ def write_scripts(document: dict[str, Any], directory) -> None:
     from .html import SHOWN_CLUSTERS
     from .results import failure_clusters
 
+    if not document["environment"].get("cases"):  # a document of no case directory: nothing to rebuild
+        return
     cases = Path(document["environment"]["cases"])
     for clusters in failure_clusters(document["items"]).values():
         for cluster in clusters[:SHOWN_CLUSTERS]:
