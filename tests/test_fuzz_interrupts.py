@@ -122,7 +122,8 @@ def test_an_interrupted_report_leaves_the_old_files_or_the_new_ones(tmp_path, de
     started = time.monotonic()
     code, err = _interrupted(["report", str(example), "-o", str(out)], lambda: time.monotonic() - started > 1.0,
                              delay_s)
-    assert code in (0, 130) and "Traceback" not in err
+    # -SIGINT: the signal came before the interpreter could catch it (a loaded machine); the files hold either way
+    assert code in (0, 130, -signal.SIGINT) and "Traceback" not in err
     html = (out / "report.html").read_text()
     assert html == "the old report" or html.rstrip().endswith("</html>")
     assert not list(out.glob("*.tmp"))
