@@ -30,6 +30,7 @@ from .expand.items import Item, expand
 from .judge.ambiguities import detected
 from .judge.verdict import expected_outputs
 from .load.cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
+from .report.writer import write_atomically
 from .semantics import node_axes
 
 
@@ -57,9 +58,7 @@ def export(case_dir: Path, target: Path, seed: int) -> tuple[dict[str, int], lis
 
 def _write_manifest(target: Path, seed: int, manifest: list[dict], interrupted: bool) -> None:
     document = {"seed": seed, "interrupted": interrupted, "tests": manifest}
-    temporary = target / ".manifest.json.partial"
-    temporary.write_text(json.dumps(document, indent=1))
-    os.replace(temporary, target / "manifest.json")
+    write_atomically(target / "manifest.json", json.dumps(document, indent=1))
 
 
 def _export_files(case_dir: Path, target: Path, seed: int, registry: dict[str, Ambiguity], manifest: list[dict],
