@@ -5,6 +5,7 @@ schema-valid, and a seed gives the same run."""
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import math
 import time
@@ -65,6 +66,29 @@ def test_a_seed_gives_the_same_run():
     assert [(c.signature, c.hits, c.found_after) for c in first.clusters] == \
            [(c.signature, c.hits, c.found_after) for c in second.clusters]
     assert first.clusters and first.outcomes == second.outcomes
+
+
+def test_a_seed_gives_the_same_draws_whatever_the_process_imported(tmp_path, monkeypatch):
+    """Hypothesis mixes the literals of loaded local modules into its draws: a module imported
+    between two runs (the pytest plugin, an adapter) must not change the sequence."""
+    def draws():
+        seen = []
+
+        class Recording(Fuzzer):
+            def judge(self, config):
+                seen.append(repr(config))
+                return super().judge(config)
+
+        Recording(MutantBackend(_mutant("padding_is_zero")), REGISTRY, reference_targets(), seed=3, budget=150,
+                  stop_at_first=False, shrink=False, probe=False).fuzz()
+        return seen
+
+    before = draws()
+    (tmp_path / "vendor_literals.py").write_text(
+        "LITERALS = " + repr([n * 97 for n in range(1, 400)] + [2.5, -0.0, 1e30, "pads"]) + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("vendor_literals")
+    assert draws() == before
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ time cap (a shrink cut short stops where the cap finds it).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import time
@@ -23,6 +24,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis.internal.conjecture import providers as hypothesis_providers
 
 from ..backends import Backend
 from ..load.cases import Ambiguity, CaseError
@@ -107,6 +109,26 @@ class FuzzInterrupted(KeyboardInterrupt):
 
 class _Found(Exception):
     """The example a shrink is after (hypothesis shrinks what raises it)."""
+
+
+@contextlib.contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Hypothesis (6.131 on) mixes into its draws the literals of every local module loaded so far,
+    so the same seed drew different configurations depending on what the process had imported (the
+    pytest plugin, a checkout against an installed wheel, any new literal in the code). The run's
+    sequence must depend on its seed only: draw with no local constants."""
+    get = getattr(hypothesis_providers, "_get_local_constants", None)
+    if get is None:  # a hypothesis without the feature draws from the seed alone
+        yield
+        return
+    empty = hypothesis_providers.Constants()
+    hypothesis_providers._get_local_constants = lambda: empty
+    hypothesis_providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        hypothesis_providers._get_local_constants = get
+        hypothesis_providers.CONSTANTS_CACHE.cache.clear()
 
 
 def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signature | None:
@@ -274,10 +296,11 @@ class Fuzzer:
         def search(config):
             check(config)
 
-        try:
-            search()
-        except (_Stop, _Found, Unsatisfiable, Flaky):
-            pass
+        with _without_local_constants():
+            try:
+                search()
+            except (_Stop, _Found, Unsatisfiable, Flaky):
+                pass
 
     def _search(self, found: dict[Signature, Cluster]) -> None:
         run, started = self.run, self.started
