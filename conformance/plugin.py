@@ -468,6 +468,8 @@ class ConformanceItem(pytest.Item):
         self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
         if verdict.reading is not None:
             self.record["reading"] = verdict.reading
+        if verdict.readings:
+            self.record["readings"] = verdict.readings
         if verdict.mismatches:
             self.record["diff"] = [m.as_json() for m in verdict.mismatches]
         elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from reference_backend import ReferenceBackend
 from tests.mutants_paths import OPENVINO_DOMAIN, Call, PathMutant, _attributes, _map_y, _on_path
 
 NHWC_DOMAIN = "com.ms.internal.nhwc"
@@ -90,16 +91,34 @@ DEPTH_MUTANTS = [
                         _attributes(_unpool_without_pads))),
 ]
 
-# Cells the fuzz does not draw: C = 0 and 4-D MaxUnpool. Adding them to conformance/fuzz/space.py
-# reshuffles its seeded draws, and two mutants found late today (wide_row_generic_path_drops_end_pad,
-# generic_path_stride_over_2_floors) then go unfound within the default budget. The fixed suite
-# catches these; the fuzz test leaves them out.
-# pool_4d_ceil_ignored: found after 664 configurations by the same seed outside pytest (`conformance
-# fuzz`, or pytest with -p no:conformance), but not within 1,000 in a pytest session with the plugin
-# loaded, whose draw departs from the same seed's at the 735th configuration. An open bug of the fuzz's
-# determinism (the closing note of this stop); the fixed suite catches the mutant.
-SUITE_ONLY = {"zero_channels_refused", "unpool_4d_pads_ignored", "pool_4d_ceil_ignored"}
+SUITE_ONLY: set[str] = set()  # every depth mutant is found by the fuzz too
 DEPTH_MUTANTS.append(
     PathMutant("zero_channels_refused",
                "ai.onnx MaxPool refuses an input with C = 0",
                _on_path(lambda c: _maxpool(c) and c.x.ndim > 2 and c.x.shape[1] == 0, _refused("zero channels"))))
+
+
+def _read_as(readings: str):
+    """The reference following other readings of the open questions (each allowed on its own)."""
+    backend = ReferenceBackend.configured(readings)
+
+    def broken(call: Call):
+        return backend.prepare(call.model).run([call.inputs[vi.name] for vi in call.model.graph.input])
+    return broken
+
+
+# Kernels that read one open question one way on one path and another way elsewhere: every item is
+# `divergent` (each reading is allowed), so no item fails; the report's "open questions read
+# differently on different paths" must name the question and the path (tests/test_mutants.py).
+SPLIT_READING_MUTANTS = [
+    (PathMutant("nan_ignored_on_the_indices_path",
+                "ai.onnx MaxPool's kernel with Indices skips NaN (a compare that is false for NaN), the one "
+                "without propagates it",
+                _on_path(lambda c: _maxpool(c) and c.wants_indices, _read_as("nan-in-window:nan-ignored"))),
+     "nan-in-window", "indices with"),
+    (PathMutant("same_negative_total_split_beyond_2d",
+                "SAME with stride over the kernel extent: the 3-D kernel splits the negative total, the others "
+                "clamp it to zero",
+                _on_path(lambda c: c.is_pool() and c.rank == 3, _read_as("same-pad-negative:negative-split"))),
+     "same-pad-negative", "rank 3d"),
+]

@@ -56,8 +56,25 @@ def test_a_question_read_two_ways_on_two_paths_is_reported():
     from conformance.report.results import readings_by_path
 
     def record(reading, *path):
-        return {"outcome": "divergent", "ambiguity": ["nan-in-window"], "backend": "b", "reading": reading,
-                "message": "", "path": ["planes 1", *path]}
+        return {"outcome": "divergent", "ambiguity": ["nan-in-window"], "backend": "b", "op": "MaxPool",
+                "reading": reading, "message": "", "path": ["planes 1", *path]}
     found = readings_by_path([record("nan-ignored", "rank 2d"), record("nan-ignored", "rank 2d"),
-                              record("nan-propagates", "rank 3d"), dict(record("nan-ignored"), backend="c")])
-    assert found == {("nan-in-window", "b"): {"nan-ignored": (2, ["rank 2d"]), "nan-propagates": (1, ["rank 3d"])}}
+                              record("nan-propagates", "rank 3d"), dict(record("nan-ignored"), backend="c"),
+                              dict(record("nan-propagates"), op="MaxUnpool")])
+    assert found == {("nan-in-window", "b", "MaxPool"): {"nan-ignored": (2, ["rank 2d"]),
+                                                         "nan-propagates": (1, ["rank 3d"])}}
+
+
+def test_an_item_two_readings_explain_reads_the_question_as_either():
+    from conformance.report.results import readings_by_path
+
+    def record(*readings, path="rank 2d"):
+        return {"outcome": "divergent", "ambiguity": ["same-pad-negative"], "backend": "b", "op": "MaxPool",
+                "reading": " or ".join(readings), "readings": {"same-pad-negative": list(readings)},
+                "message": "", "path": [path]}
+    consistent = [record("negative-split", "negative-split-floor"), record("negative-split"),
+                  dict(record("clamp-to-zero"), readings={"same-pad-negative": ["clamp-to-zero", "negative-split"]})]
+    assert readings_by_path(consistent) == {}
+    split = readings_by_path(consistent + [record("clamp-to-zero", path="rank 3d")])
+    assert split == {("same-pad-negative", "b", "MaxPool"): {"negative-split": (3, ["rank 2d"]),
+                                                             "clamp-to-zero": (1, ["rank 3d"])}}

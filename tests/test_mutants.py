@@ -13,10 +13,13 @@ from functools import cache
 import pytest
 
 from conformance.expand.items import load_items
+from conformance.judge.ambiguities import detected
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir, load_registry
 from tests.mutants import MUTANTS, Mutant
-from tests.mutants_depth import DEPTH_MUTANTS
+from conformance.report.results import readings_by_path
+from conformance.report.writer import question_columns
+from tests.mutants_depth import DEPTH_MUTANTS, SPLIT_READING_MUTANTS
 from tests.mutants_paths import PATH_MUTANTS, PathMutant
 
 REGISTRY = load_registry(bundled_case_dir())
@@ -71,3 +74,30 @@ def test_there_are_at_least_twenty_path_mutants():
     assert len(PATH_MUTANTS) >= 20
     assert not {m.name for m in PATH_MUTANTS} & {m.name for m in MUTANTS}
     assert not {m.name for m in DEPTH_MUTANTS} & {m.name for m in MUTANTS + PATH_MUTANTS}
+
+
+@cache
+def items_of(question: str) -> list:
+    """The items that run into ``question`` (the judge's own test)."""
+    return [item for item in items_round_robin() if item.inputs[0].spec.shape is not None
+            and question in detected(item, item.case_inputs(0), REGISTRY)]
+
+
+def split_readings(mutant: PathMutant, question: str) -> dict:
+    """readings_by_path over the items of ``question`` as ``mutant`` answers them."""
+    backend = MutantBackend(mutant)
+    records = []
+    for item in items_of(question):
+        verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
+        records.append({"outcome": verdict.outcome.value, "ambiguity": verdict.ambiguities, "backend": backend.name,
+                        "reading": verdict.reading or "", "readings": verdict.readings, "message": verdict.message,
+                        "op": item.id.partition("-")[0], "path": question_columns(item)})
+    return readings_by_path(records)
+
+
+@pytest.mark.parametrize(("mutant", "question", "path"), SPLIT_READING_MUTANTS, ids=lambda m: getattr(m, "name", ""))
+def test_the_report_names_a_question_read_differently_on_one_path(mutant, question, path):
+    found = split_readings(mutant, question).get((question, f"mutant:{mutant.name}", "MaxPool"))
+    assert found, f"{mutant.name}: no item of {question} shows two readings ({mutant.bug})"
+    assert any(path in only for _, only in found.values()), f"{mutant.name}: {path} is not singled out: {found}"
+    assert not first_kill(mutant), "each reading is allowed: no item may fail"

@@ -16,6 +16,7 @@ rule of the documents broken on purpose, for a backend to refuse.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..load.dtypes import DTYPES
+from ..load.value_classes import edge_values
 from ..expand.items import ONNX_DOMAIN, qualified_op
 from ..load.operators import OpVersion, operators
 
@@ -35,7 +37,10 @@ MAX_ELEMENTS = 4096  # per input: large enough for vector remainders, small enou
 # NCHWc transformer needs C % 8 == 0 or 16). Widths: vector widths (4, 8, 16 lanes) and one either
 # side. Kernels: 1 (a copy), 2-5, and the 9-tap windows of 3x3 and 1x9 fast paths.
 CHANNELS = (1, 1, 1, 2, 3, 4, 8, 16, 7, 9, 15, 17, 24)
-BATCHES = (1, 1, 2, 3, 0)
+BATCHES = (1, 1, 2, 3)
+# One draw in five has an empty axis (N, C or one spatial axis of 0): a valid model with an empty
+# answer, which kernels that divide by, or loop down from, an extent mishandle.
+EMPTY_AXES = (None,) * 12 + ("N", "C", "spatial")
 SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13)
 WIDTHS = (15, 16, 17, 31, 32, 33, 7, 8, 9)  # either side of 8-, 16- and 32-element vectors
 WIDE_ROWS = (1030, 1100)  # rows wider than a 1024-element buffer (a generic kernel takes them)
@@ -54,10 +59,10 @@ SPATIAL_RANKS = (1, 2, 3, 1, 2, 3, 4)  # hypothesis draws the later ones less: e
 
 
 def spatial_ranks(target: "Target") -> tuple[int, ...]:
-    """The spatial ranks drawn for an operator (4 for ONNX MaxPool only: the others' kernels and
-    documents stop at 3)."""
-    if target.domain == ONNX_DOMAIN and target.op == "MaxPool":
-        return SPATIAL_RANKS
+    """The spatial ranks drawn for an operator (4 for ONNX MaxPool and MaxUnpool, whose runtimes
+    have generic N-d kernels; the others' kernels and documents stop at 3)."""
+    if target.domain == ONNX_DOMAIN:
+        return SPATIAL_RANKS if target.op == "MaxPool" else (1, 2, 2, 3, 4)
     return SPATIAL_RANKS[:-1] if target.domain in NHWC_DOMAINS else (1, 2, 2, 3)
 
 
@@ -111,13 +116,22 @@ def special_values(dtype: str) -> list[float | int]:
             values += [2**24 + 1, 2**24, -(2**24 + 1)]
         if dtype == "int64":
             values += [2**53 + 1, 2**53, -(2**53 + 1), 2**63 - 1]
-        return [v for v in values if info.min <= v <= info.max]
+        values = [v for v in values if info.min <= v <= info.max]
+        return values + _new_edge_values(dtype, values)
     info = ml_dtypes.finfo(numpy) if numpy == ml_dtypes.bfloat16 else np.finfo(numpy)
     values = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, float(info.min), float(info.max),
               float(info.smallest_subnormal), -float(info.smallest_subnormal)]
     values += {"float32": [2049.0, 2048.0, 70000.0], "float64": [1 + 2**-30, 1.0, 2049.0, 1e300],
                "bfloat16": [1e38, -1e38, 2.0**-130], "float16": [2049.0, 2048.0]}.get(dtype, [])
-    return [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in values]
+    values = [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in values]
+    return values + _new_edge_values(dtype, values)
+
+
+def _new_edge_values(dtype: str, drawn: list) -> list:
+    """The edge values of ``value_classes`` (smallest normals, sibling values...) not among ``drawn``,
+    so that each of them can be the answer of a fuzzed window as well."""
+    known = {(float(v), bool(np.signbit(v))) for v in drawn if not (isinstance(v, float) and math.isnan(v))}
+    return [v for _, v in edge_values(dtype) if (float(v), bool(np.signbit(v))) not in known]
 
 
 # Where each float type's neighbours merge in the next narrower type (float64 -> float32 at
@@ -206,6 +220,9 @@ def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
     while int(np.prod(dims)) > MAX_ELEMENTS:
         axis = next(i for i in order if dims[i] > 1)
         dims[axis] = max(1, dims[axis] // 2)
+    empty = draw(st.sampled_from(EMPTY_AXES))
+    if empty is not None:
+        dims[{"N": 0, "C": 1}[empty] if empty != "spatial" else 2 + draw(st.integers(0, rank - 1))] = 0
     return dims[:2], dims[2:]
 
 
@@ -214,7 +231,7 @@ def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tu
     every window holds an element."""
     kernel = [draw(st.sampled_from([k for k in kernels if k <= size] or [1])) for size in sizes]
     if draw(st.sampled_from((False, False, False, False, True))):  # a window as large as the input (global pooling)
-        kernel = [size if size <= 4 * MAX_EDGE else k for size, k in zip(sizes, kernel)]
+        kernel = [size if 0 < size <= 4 * MAX_EDGE else k for size, k in zip(sizes, kernel)]
     if not dilated:
         return kernel, None
     dilations = _optional(draw, st.lists(st.sampled_from(DILATIONS), min_size=len(sizes), max_size=len(sizes)))
@@ -274,6 +291,8 @@ def onnx_maxpool(draw, target: Target, rank: int | None = None, dtype: str | Non
             value = draw(st.sampled_from((None, 0, 1, 1)))
             if value is not None:
                 a[name] = value
+    if a.get("ceil_mode") == 1 and auto_pad in (None, "NOTSET") and draw(st.booleans()):
+        sizes = _sizes_where_ceil_adds_a_window(sizes, kernel, a)
     if "activation" in sig.attributes and draw(st.booleans()):
         low = draw(st.sampled_from((0.0, -1.0, -0.5, 1.0, float("-inf"))))
         high = draw(st.sampled_from((6.0, 0.5, 1.0, 0.0, float("inf"))))
@@ -282,6 +301,23 @@ def onnx_maxpool(draw, target: Target, rank: int | None = None, dtype: str | Non
     outputs = ["Y"] + (["Indices"] if sig.port("Indices") and draw(st.booleans()) else [])
     return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": outputs,
             "filling": draw(fillings(dtype))}
+
+
+def _sizes_where_ceil_adds_a_window(sizes: list[int], kernel: list[int], a: dict[str, Any]) -> list[int]:
+    """Each axis grown by less than two strides to the first size where ceil_mode keeps a last,
+    partial window that starts inside the input (elsewhere ceil and floor agree, or the extra
+    window starts in the padding and is dropped): the path a kernel takes for that window."""
+    rank = len(sizes)
+    strides, dilations = a.get("strides", [1] * rank), a.get("dilations", [1] * rank)
+    pads = a.get("pads", [0] * 2 * rank)
+    grown = []
+    for axis, size in enumerate(sizes):
+        extent, stride, begin = (kernel[axis] - 1) * dilations[axis] + 1, strides[axis], pads[axis]
+        total = lambda n: n + begin + pads[rank + axis] - extent  # noqa: E731 - the formula's numerator
+        fits = [n for n in range(size, size + 2 * stride)
+                if total(n) >= 0 and total(n) % stride and (total(n) // stride + 1) * stride < n + begin]
+        grown.append(fits[0] if fits and size > 0 else size)
+    return grown
 
 
 @st.composite
@@ -304,7 +340,8 @@ def openvino_maxpool(draw, target: Target, rank: int | None = None, dtype: str |
             a[name] = value
     outputs = ["Y"]
     if "axis" in sig.attributes:
-        axis = draw(st.sampled_from((None, 0, 1, 2, -1, -(rank + 2))))
+        # negative axes most (normalised by the input rank: a classic slip), each as likely as 0, 1 or 2
+        axis = draw(st.sampled_from((None, 0, 1, 2, -1, -1, -2, -(rank + 2))))
         if axis is not None and -(rank + 2) <= axis < rank + 2:
             a["axis"] = axis
         index_type = draw(st.sampled_from((None, "i64", "i32", "i32")))

@@ -72,6 +72,9 @@ class Verdict:
     ambiguities: list[str] = field(default_factory=list)  # registry ids the item runs into
     mismatches: list[Mismatch] = field(default_factory=list)
     reading: str | None = None  # divergent: the reading observed ("refused", "not <reading>", or its name)
+    # divergent: per open question, the readings the outputs are consistent with (two readings can
+    # give an item the same outputs), so that a report can tell one reading from two per question
+    readings: dict[str, list[str]] = field(default_factory=dict)
 
 
 class SuiteError(Exception):
@@ -105,7 +108,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         summary = f"{_type_name(e)}: {first_line(str(e))}"
         if any("rejected" in a.interpretations for a in open_ones):  # a reading the registry names
             return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities,
-                           reading="refused")
+                           reading="refused", readings={a.id: ["refused"] for a in open_ones})
         return Verdict(Outcome.ERROR, summary, _exception_text(e), ambiguities)
     problem = malformed(actual)
     if problem is None and len(actual) != len(item.outputs):
@@ -121,14 +124,15 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
         return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
     if open_ones:
-        reading, message, candidates = _observed_reading(item, written, registry, found, actual, mismatches)
+        reading, message, candidates, per_question = _observed_reading(item, written, registry, found, actual, mismatches)
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
             left = _unexplained(item, written, [expected, *candidates], actual)
             if left is not None:
                 return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
                                ambiguities, mismatches)
             reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
-        return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading)
+            per_question = {key: [reading] for key in per_question}
+        return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading, per_question)
     if mismatches:
         return Verdict(Outcome.FAIL, mismatches[0].line(), details, ambiguities, mismatches)
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
@@ -152,14 +156,16 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
         refusal = f"refused: {_type_name(e)}: {first_line(str(e))}"
         if question:
-            return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused")
+            return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused",
+                           readings={question.id: ["refused"]})
         return Verdict(Outcome.PASS, refusal)
     problem = malformed(outputs)
     if problem:
         return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, tags)
     shapes = ", ".join(str(getattr(o, "shape", type(o).__name__)) for o in outputs)
     if question:
-        return Verdict(Outcome.DIVERGENT, f"observed: ran it (outputs of shape {shapes})", "", tags, reading="ran it")
+        return Verdict(Outcome.DIVERGENT, f"observed: ran it (outputs of shape {shapes})", "", tags, reading="ran it",
+                       readings={question.id: ["ran it"]})
     return Verdict(
         Outcome.FAIL,
         f"accepted an invalid model: {item.case.reject}",
@@ -341,34 +347,38 @@ def _reduced_positions_ok(item: Item, written: dict[str, np.ndarray], maxima: np
 
 
 def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
-                      actual: Sequence[Any], mismatches: list[Mismatch]) -> tuple[str, str, list[dict[str, np.ndarray]] | None]:
-    """(reading, message, answers): which reading the outputs show, the expected one, another
-    one's answer (computed by the reference under that reading), several at once, or none of
-    them; where none, the other readings' answers (outputs by name) it was compared with (None
-    where one matched)."""
+                      actual: Sequence[Any], mismatches: list[Mismatch]
+                      ) -> tuple[str, str, list[dict[str, np.ndarray]] | None, dict[str, list[str]]]:
+    """(reading, message, answers, per question): which reading the outputs show, the expected one,
+    another one's answer (computed by the reference under that reading), several at once, or none
+    of them; where none, the other readings' answers (outputs by name) it was compared with (None
+    where one matched); and per open question, the readings the outputs are consistent with."""
     case = item.case
     open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
     expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
                 for a in open_ones]
+    per_question = {a.id: [reading] for a, reading in zip(open_ones, expected)}
     if not mismatches:
-        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", None
+        return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", None, per_question
     names = [o.name for o in item.outputs]
     answers = []
     for question in open_ones:  # two readings can give this item the same outputs: name both
         shown = [reading for reading, other in found.alternatives.get(question.id, {}).items()
                  if other.outputs is not None and _matches(item, written, other.outputs, actual)]
         if shown:
-            return " or ".join(shown), f"observed: {' or '.join(shown)}", None
+            return " or ".join(shown), f"observed: {' or '.join(shown)}", None, {**per_question, question.id: shown}
         answers += [dict(zip(names, other.outputs)) for other in found.alternatives.get(question.id, {}).values()
                     if other.outputs is not None]
     for readings in combined_readings(item, found, registry):
         other = answer(item, item.to_model(written), readings)
         if other.outputs is not None and _matches(item, written, other.outputs, actual):
             reading = " + ".join(readings.differing().values())
-            return reading, f"observed: {reading}", None
+            return reading, f"observed: {reading}", None, \
+                {**per_question, **{key: [chosen] for key, chosen in readings.differing().items()}}
         if other.outputs is not None:
             answers.append(dict(zip(names, other.outputs)))
-    return f"not {', '.join(expected)}", f"observed: not {', '.join(expected)} ({mismatches[0].summary})", answers
+    unmatched = f"not {', '.join(expected)}"
+    return unmatched, f"observed: {unmatched} ({mismatches[0].summary})", answers, {key: [unmatched] for key in per_question}
 
 
 def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[str, np.ndarray]],

@@ -138,26 +138,39 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     return {key: dict(value) for key, value in sorted(table.items())}
 
 
-def readings_by_path(items: list[Record]) -> dict[tuple[str, str], dict[str, tuple[int, list[str]]]]:
-    """(question, backend) -> reading -> (items, the path values only that reading's items take),
-    where a backend shows more than one reading of a question: a kernel that reads the question
-    one way on one path and another way on another is a bug even when each reading is allowed."""
-    grouped: dict[tuple[str, str], dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
+def readings_by_path(items: list[Record]) -> dict[tuple[str, str, str], dict[str, tuple[int, list[str]]]]:
+    """(question, backend, operator) -> reading -> (items, the path values all of that reading's items
+    take and the items of no other reading all take), where no one reading of a question is consistent with every divergent item of one
+    operator on a backend: a kernel that reads the question one way on one path and another way on
+    another is a bug even when each reading is allowed (operators are told apart: each has kernels
+    of its own). An item whose outputs two readings give is consistent with both."""
+    grouped: dict[tuple[str, str, str], list[tuple[frozenset[str], Record]]] = defaultdict(list)
     for r in items:
         if r["outcome"] == "divergent":
             for key in r.get("ambiguity") or []:
-                grouped[key, r["backend"]][observed_reading(r)].append(r)
+                grouped[key, r["backend"], r.get("op", "")].append((frozenset(_readings_of(r, key)), r))
     found = {}
-    for (key, backend), by_reading in sorted(grouped.items()):
-        if len(by_reading) < 2:
+    for (key, backend, op), observed in sorted(grouped.items()):
+        if frozenset.intersection(*(candidates for candidates, _ in observed)):
             continue
-        paths = {reading: [set(r.get("path", ())) for r in records] for reading, records in by_reading.items()}
-        found[key, backend] = {}
-        for reading, sets in paths.items():
-            elsewhere = set().union(*(s for other, more in paths.items() if other != reading for s in more))
-            only_here = sorted(set.intersection(*sets) - elsewhere) if sets else []
-            found[key, backend][reading] = (len(sets), only_here)
+        paths: dict[str, list[set[str]]] = defaultdict(list)
+        left = observed
+        while left:  # the reading most of the items left are consistent with takes them
+            counts = Counter(reading for candidates, _ in left for reading in candidates)
+            reading = min(counts, key=lambda name: (-counts[name], name))
+            paths[reading] += [set(r.get("path", ())) for candidates, r in left if reading in candidates]
+            left = [(candidates, r) for candidates, r in left if reading not in candidates]
+        common = {reading: set.intersection(*sets) for reading, sets in paths.items()}
+        found[key, backend, op] = {
+            reading: (len(sets), sorted(common[reading].difference(*(c for other, c in common.items() if other != reading))))
+            for reading, sets in paths.items()}
     return found
+
+
+def _readings_of(record: Record, key: str) -> list[str]:
+    """The readings of ``key`` a divergent record is consistent with (a results.json written before
+    records carried them per question: its one observed reading)."""
+    return record.get("readings", {}).get(key) or [observed_reading(record)]
 
 
 def detail_signature(record: Record) -> str:
@@ -321,9 +334,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     split = readings_by_path(items)
     if split:
         lines += ["", "## Open questions read differently on different paths", ""]
-    for (key, backend), by_reading in split.items():
-        shown = "; ".join(f"{reading} on {n} items" + (f" (all of them, and no other: {', '.join(only)})" if only else "")
+    for (key, backend, op), by_reading in split.items():
+        shown = "; ".join(f"{reading} on {n} items" + (f" (all on {', '.join(only)})" if only else "")
                           for reading, (n, only) in by_reading.items())
-        lines.append(f"- {key} ({backend}): {shown}")
+        lines.append(f"- {key} ({backend}, {op}): {shown}")
     lines += fuzz_markdown(document)
     return "\n".join(lines) + "\n"
