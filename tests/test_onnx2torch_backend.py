@@ -3,6 +3,8 @@ onnx2torch has no converter for is `unsupported`; the version is onnx2torch's, t
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from importlib import metadata
 
 import numpy as np
@@ -46,3 +48,16 @@ def test_a_version_without_a_converter_is_unsupported(backend):
     model = single_node_model("MaxPool", 22, [("X", TensorProto.FLOAT)], [("Y", TensorProto.FLOAT)], kernel_shape=[2])
     with pytest.raises(Unsupported, match="Converter is not implemented"):
         backend.run(model, {"X": np.ones((1, 2, 3), np.float32)})
+
+
+@pytest.mark.parametrize(("item_id", "exit_code", "last_line"), [
+    ("MaxPool-12/ranks/1d-y_indices[float32]", 1, "BUG: the runtime returns 1 outputs for a model that declares 2"),
+    ("MaxPool-12/ranks/2d-y[float32]", 0, "as expected"),
+])
+def test_the_repro_script_runs_onnx2torch(backend, tmp_path, item_id, exit_code, last_line):
+    """`conformance repro --backend=onnx2torch` writes a script that runs onnx2torch itself, not a stub."""
+    from conformance.repro import script_of
+
+    (tmp_path / "repro.py").write_text(script_of(item_id, "onnx2torch", 0, None, None))
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == exit_code and done.stdout.strip().splitlines()[-1].startswith(last_line), done.stdout
