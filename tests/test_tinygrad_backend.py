@@ -70,3 +70,19 @@ def test_every_expectation_is_linked_to_tinygrad_s_source_at_the_tested_version(
         assert listed is not None and listed.entries
         raw = yaml.safe_load(listed.file.read_text())["entries"]
         assert all(e["link"].startswith("https://github.com/tinygrad/tinygrad/blob/v0.14.0/tinygrad/") for e in raw)
+
+
+def test_the_repro_script_runs_tinygrad(tmp_path):
+    """`conformance repro --backend=tinygrad` writes a script that runs tinygrad itself, not a stub: here
+    a window over padding only, whose index tinygrad wraps (-2147483645), found and exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    from conformance.repro import script_of
+
+    item_id = "MaxPool-22/explicit_pad_questions_by_path/window_in_padding_strided-1d-planes1x1-y_indices[float32]"
+    (tmp_path / "repro.py").write_text(script_of(item_id, "tinygrad", 0, None, None))
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "DEV": "PYTHON"})  # no compiler needed
+    assert done.returncode == 1 and "-2147483645" in done.stdout, done.stdout

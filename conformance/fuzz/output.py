@@ -144,6 +144,24 @@ TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8
     request.infer([x])
     return [request.get_output_tensor(i).data.copy() for i in range(len(node.output))]
 ''',
+    "tinygrad": '''def run(model, feeds):
+    import tempfile
+    from tinygrad import dtypes
+    from tinygrad.nn.onnx import OnnxRunner
+    with tempfile.TemporaryDirectory() as directory:
+        path = directory + "/model.onnx"
+        onnx.save(model, path)
+        outputs = [OnnxRunner(path)(feeds)[o.name] for o in model.graph.output]
+    # Tensor.numpy() gives bfloat16 as float32 (exactly): back to the declared type
+    return [t.numpy().astype(ml_dtypes.bfloat16) if t.dtype == dtypes.bfloat16 else t.numpy() for t in outputs]
+''',
+    "onnx2torch": '''def run(model, feeds):
+    import torch
+    from onnx2torch import convert
+    with torch.no_grad():
+        outputs = convert(model)(*[torch.from_numpy(np.ascontiguousarray(feeds[i.name])) for i in model.graph.input])
+    return [o.numpy() for o in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
+''',
 }
 GENERIC_RUNNER = '''def run(model, feeds):
     raise NotImplementedError("run the model on your runtime here and return its outputs in order")
