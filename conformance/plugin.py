@@ -24,11 +24,12 @@ from .expand.cache import expand_file, expansion_cache
 from .expand.items import Item
 from .judge.expectations import Expectations, file_names, load_expectations, load_skips
 from .judge.lock import Lock, lock_path
-from .judge.verdict import Outcome, SuiteError, Verdict, evaluate
+from .judge.verdict import SuiteError, Verdict, evaluate
 from .load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .load.limits import NAMES as LIMIT_NAMES
 from .load.limits import parse_limits
-from .repro import command as repro_command
+from .outcomes import FAILING, Outcome
+from .report.scripts import command as repro_command
 from .report.writer import (ReportDirectory, ReportError, Results, bounded, environment, header_lines, item_record,
                             write_reports)
 
@@ -52,7 +53,6 @@ STATUS = {
     Outcome.TIMEOUT: ("timeout", "T", "TIMEOUT"),
     Outcome.XPASS: ("xpass", "X", "XPASS"),
 }
-FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

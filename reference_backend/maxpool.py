@@ -1,4 +1,6 @@
-"""One N-d max pooling kernel for every MaxPool version.
+"""The fast path: one N-d max pooling kernel for every MaxPool version, checked bit for bit against
+the specification, the naive loops of ``naive.py`` (``tests/test_reference_vs_naive.py``, and
+``conformance lock --update`` on every derived item whose expectation moves).
 
 The choices it makes where the documents are silent are named in ``cases/ambiguities.yaml``:
 

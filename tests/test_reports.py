@@ -212,7 +212,7 @@ def test_every_failing_item_has_a_standalone_script_that_fails_on_its_bug(pytest
     linked = [r for r in failing if "script_file" in r]  # the causes' items the HTML shows
     assert linked and all(f"<a href='{r['script_file']}'>script</a>" in (out / "report.html").read_text() for r in linked)
     runner = "def run(model, feeds):\n    return BACKEND.run(model, feeds)\n"
-    from conformance.fuzz.output import GENERIC_RUNNER
+    from conformance.report.scripts import GENERIC_RUNNER
     from conformance.backends.onnx_backend import OnnxBackendAdapter
     from reference_backend import ReferenceBackend
     from tests.faulty_backends import WrongAtVersion12

@@ -16,6 +16,10 @@ from importlib.metadata import entry_points
 from onnx.backend.base import Backend as OnnxBackend
 
 from .base import Backend, Unsupported
+# What running a backend can end in, and the check of its answer, for the judge: the isolated
+# runner defines them, and the judge reads them here rather than from the runner's insides.
+from .isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed, RaisedInBackend,
+                       malformed, process_output)
 from .onnx_backend import OnnxBackendAdapter
 
 ENTRY_POINT_GROUP = "conformance.backends"
@@ -102,4 +106,6 @@ def load_backend(spec: str) -> Backend:
     return backend
 
 
-__all__ = ["Backend", "BackendNotFound", "Unsupported", "load_backend", "registered_backends", "split_specs"]
+__all__ = ["Backend", "BackendCrashed", "BackendGarbage", "BackendLost", "BackendNotFound", "BackendTimedOut", "IsolationFailed",
+           "RaisedInBackend", "Unsupported", "load_backend", "malformed", "process_output", "registered_backends",
+           "split_specs"]

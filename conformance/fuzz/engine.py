@@ -27,12 +27,12 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from ..backends import Backend
 from ..load.cases import Ambiguity, CaseError
 from ..load.dtypes import DTYPES
-from ..judge.verdict import Outcome, SuiteError, Verdict, evaluate
+from ..judge.verdict import SuiteError, Verdict, evaluate
+from ..outcomes import BACKEND_FAILURES, Outcome
 from ..expand.items import Item
 from .cases import NotDrawable, build_item
 from .space import Target, configurations, strata, with_changes
 
-FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 DEFAULT_BUDGET = 1000
 DEFAULT_SHRINK_S = 20.0  # per cluster
 CHUNK = 10  # configurations per hypothesis run of the search (one stratum each)
@@ -110,7 +110,7 @@ class _Found(Exception):
 
 
 def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signature | None:
-    if verdict.outcome not in FAILING:
+    if verdict.outcome not in BACKEND_FAILURES:
         return None
     indices = len(item.outputs) > 1
     if config.get("reject"):

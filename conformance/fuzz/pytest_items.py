@@ -11,7 +11,7 @@ import pytest
 
 from .command import NOTHING_JUDGED, fuzz, summary
 from ..plugin import FUZZ_RUN
-from ..report.writer import _jsonable
+from ..report.writer import numpy_scalars
 from .output import run_document, write_cases, write_repros
 from .space import all_targets
 
@@ -47,7 +47,7 @@ class FuzzItem(pytest.Item):
             write_cases(run, out)
             write_repros(run, out)
         # On a pytest-xdist worker the run is here only: its report carries it to the controller.
-        self.user_properties.append((FUZZ_RUN, json.dumps(run_document(run, out), default=_jsonable)))
+        self.user_properties.append((FUZZ_RUN, json.dumps(run_document(run, out), default=numpy_scalars)))
         self.user_properties.append(("conformance-fuzz", summary(run)))
         if run.clusters:
             raise FuzzFailure(summary(run))

@@ -12,34 +12,20 @@ import dataclasses
 import itertools
 import traceback
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Sequence
 
 import numpy as np
 import onnx
 
-from ..backends import Backend, Unsupported
-from ..backends.isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
-                                 RaisedInBackend, malformed, process_output)
+from ..backends import (Backend, BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
+                        RaisedInBackend, Unsupported, malformed, process_output)
 from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity
+from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
 from .ambiguities import Answer, Questions, answer, combined_readings, questions
 
 SHOWN_MISMATCHES = 8
-
-
-class Outcome(str, Enum):
-    PASS = "pass"  # the expected outputs, or an invalid model refused
-    FAIL = "fail"  # wrong outputs, or an invalid model accepted
-    ERROR = "error"  # a refusal of a valid model, or an answer that is not a list of arrays
-    CRASH = "crash"  # the backend's process died (isolated runs)
-    TIMEOUT = "timeout"  # no answer within the per-item timeout (isolated runs)
-    UNSUPPORTED = "unsupported"  # the backend says it cannot run this operator or type
-    DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
-    XFAIL = "xfail"  # a known failure, listed in the backend's expectations file
-    XPASS = "xpass"  # listed as a known failure but passes: the list is out of date
-    SKIPPED = "skipped"  # listed in the backend's skips file (it hangs on the item): never run
 
 
 @dataclass
