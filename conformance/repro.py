@@ -52,9 +52,9 @@ def main(args: argparse.Namespace) -> int:
 def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Path | None,
               results: Path | None) -> str:
     item_id = item_id.partition("@")[0]
-    record = run_record(item_id, backend, results) if results else None
-    if record is not None:
-        run, record = record
+    record = None
+    if results:
+        run, record = run_record(item_id, backend, results)
         backend = backend or record["backend"]
         seed = run["environment"]["seed"] if seed is None else seed
         case_dir = case_dir or _run_cases(run)

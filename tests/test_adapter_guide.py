@@ -9,7 +9,6 @@ import types
 
 import numpy as np
 from onnx import TensorProto
-from onnx.backend.base import Backend, BackendRep
 
 from conformance.backends import Unsupported, load_backend
 from tests.test_reference_vs_naive import single_node_model

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from importlib.metadata import entry_points
+from typing import Any
 
 from onnx.backend.base import Backend as OnnxBackend
 
@@ -63,6 +64,7 @@ def _options(spec: str) -> tuple[str, dict[str, str]]:
 def load_backend(spec: str) -> Backend:
     given = spec
     spec, options = _options(spec)
+    target: Any  # a class: an onnx Backend, or one with this package's interface
     if ":" in spec:
         module_name, _, attribute = spec.partition(":")
         if os.getcwd() not in sys.path:  # as `python -m pytest` would: an adapter module beside you imports
@@ -88,7 +90,7 @@ def load_backend(spec: str) -> Backend:
             raise BackendNotFound(f"{spec!r} is an onnx Backend class: its one option is device, not {', '.join(options)}")
         if options:  # a Backend class may offer `configured(**options)`, returning another class
             try:
-                target = target.configured(**options)
+                target = target.configured(**options)  # type: ignore[attr-defined]  # hasattr, above
             except (TypeError, ValueError) as e:
                 raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
         if not target.supports_device(device):

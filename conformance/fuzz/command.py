@@ -17,7 +17,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..backends import BackendNotFound, load_backend
 from ..backends.isolated import IsolatedBackend
@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     if args.budget < 1 or args.max_time <= 0:
         print("conformance fuzz: --budget must be at least 1 and --max-time positive", file=sys.stderr)
         return 2
-    runner = backend
+    runner: Any = backend  # or its isolated runner, which the run closes
     if args.isolation == "process":
         runner = IsolatedBackend(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
     env = environment([(backend, runner)], args.seed, bundled_case_dir())

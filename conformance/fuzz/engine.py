@@ -323,7 +323,8 @@ class Fuzzer:
     def _shrink(self, cluster: Cluster) -> None:
         """Replay the search until the cluster's first example, then let hypothesis shrink it,
         keeping its signature; after ``shrink_s`` seconds the smallest so far stands."""
-        wanted, best, raised = cluster.signature, {"config": None}, set()
+        wanted, raised = cluster.signature, set[str]()
+        best: dict[str, dict[str, Any] | None] = {"config": None}
         started = time.monotonic()
 
         def check(config: dict[str, Any]) -> None:

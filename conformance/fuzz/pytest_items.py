@@ -10,8 +10,7 @@ import shlex
 import pytest
 
 from .command import NOTHING_JUDGED, fuzz, summary
-from ..plugin import FUZZ_RUN
-from ..report.writer import numpy_scalars
+from ..report.writer import FUZZ_RUN, numpy_scalars
 from .output import run_document, write_cases, write_repros
 from .space import all_targets
 
@@ -38,7 +37,7 @@ class FuzzItem(pytest.Item):
         self.target = target
 
     def runtest(self) -> None:
-        state = self.parent.state
+        state = self.parent.state  # type: ignore[union-attr]  # a FuzzSuite's child: its parent holds the state
         budget = self.config.getoption("conformance_fuzz")
         run = fuzz(self.target.runner, all_targets(), state.seed, budget)
         out = self.config.getoption("conformance_fuzz_out")

@@ -112,12 +112,12 @@ def special_values(dtype: str) -> list[float | int]:
         if dtype == "int64":
             values += [2**53 + 1, 2**53, -(2**53 + 1), 2**63 - 1]
         return [v for v in values if info.min <= v <= info.max]
-    info = ml_dtypes.finfo(numpy) if numpy == ml_dtypes.bfloat16 else np.finfo(numpy)
-    values = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, float(info.min), float(info.max),
-              float(info.smallest_subnormal), -float(info.smallest_subnormal)]
-    values += {"float32": [2049.0, 2048.0, 70000.0], "float64": [1 + 2**-30, 1.0, 2049.0, 1e300],
+    floats = ml_dtypes.finfo(numpy) if numpy == ml_dtypes.bfloat16 else np.finfo(numpy)
+    specials = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, float(floats.min), float(floats.max),
+                float(floats.smallest_subnormal), -float(floats.smallest_subnormal)]
+    specials += {"float32": [2049.0, 2048.0, 70000.0], "float64": [1 + 2**-30, 1.0, 2049.0, 1e300],
                "bfloat16": [1e38, -1e38, 2.0**-130], "float16": [2049.0, 2048.0]}.get(dtype, [])
-    return [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in values]
+    return [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in specials]
 
 
 # Where each float type's neighbours merge in the next narrower type (float64 -> float32 at
@@ -146,6 +146,7 @@ def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndar
     numpy = DTYPES[dtype].numpy
     count = int(np.prod(shape, dtype=np.int64))
     rng = np.random.default_rng(filling["seed"])
+    values: np.ndarray
     if filling["base"] == "distinct":  # no zero: a signed zero comes from the palette alone
         values = rng.permutation(count) - count // 2
         values = np.where(values >= 0, values + 1, values)

@@ -141,8 +141,8 @@ def naive_outputs(item: Item, written: dict[str, np.ndarray]) -> list[np.ndarray
         if activation:
             y = naive_activation(y, *bounds)
         return [stored(y, item.layout), indices][:count]
-    output_shape = written.get("output_shape")
-    output_shape = None if output_shape is None else [int(d) for d in output_shape]
+    written_shape = written.get("output_shape")
+    output_shape = None if written_shape is None else [int(d) for d in written_shape]
     if item.case.upstream:
         pooled, indices = naive_max_pool(written[item.inputs[0].name], **item.case.upstream.attributes)
     else:

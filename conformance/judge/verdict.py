@@ -170,7 +170,7 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
 def derive(item: Item, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Answer | None]:
     """The expected outputs, and the reference backend's answer (loaded through the backend
     interface) where a derived output needed it (else None)."""
-    expected = {o.name: o.expected for o in item.outputs}
+    expected: dict[str, Any] = {o.name: o.expected for o in item.outputs}
     if all(value is not None for value in expected.values()):
         return expected, None
     derived = answer(item, inputs)
@@ -255,7 +255,7 @@ def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarr
         if not inside[at]:
             why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
         else:
-            element = np.unravel_index(int(row_major[at]), x.shape)
+            element: tuple[Any, ...] = np.unravel_index(int(row_major[at]), x.shape)
             shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
             why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
         shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
@@ -334,8 +334,9 @@ def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict
     where one matched)."""
     case = item.case
     open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
-    expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
-                for a in open_ones]
+    # an open question always names its reference reading (str, where the type allows None)
+    expected: list[Any] = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
+                           for a in open_ones]
     if not mismatches:
         return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", None
     names = [o.name for o in item.outputs]

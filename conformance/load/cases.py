@@ -391,7 +391,7 @@ def _check_names(raw: dict, operator: Operator, error) -> Upstream | None:
     upstream = _upstream(raw["upstream"], operator, input_ports, error) if "upstream" in raw else None
     for index, name in enumerate(raw.get("outputs", {})):
         if name not in output_ports:
-            where = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
+            where: FieldPath = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
             raise error(where, f"{operator.name} has no output {name!r}")
     versions = raw.get("versions")
     for i, version in enumerate(versions if isinstance(versions, list) else (versions or {}).values()):
@@ -458,7 +458,8 @@ def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...]
                     limits: Limits, error) -> None:
     """Budgets for every case; a valid geometry for a case that expects outputs. The upstream
     node comes first: its output shapes are the shapes of the inputs it feeds."""
-    nodes = [((), operator.domain, operator.name, raw.get("attributes", {}), inputs)]
+    nodes: list[tuple[FieldPath, str, str, Any, tuple[InputSpec, ...]]] = [
+        ((), operator.domain, operator.name, raw.get("attributes", {}), inputs)]
     if upstream is not None:
         nodes.insert(0, (("upstream",), operator.domain, upstream.op, upstream.attributes, upstream.inputs))
     fed: dict[str, tuple[int, ...]] = {}
@@ -472,7 +473,7 @@ def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...]
                        lambda port: fields.get(port, ("upstream", "attributes")), error)
         if where == ("upstream",) and "X" in shapes:
             produced = pool_output_shape(domain, op, attributes, shapes["X"])
-            fed = {consumed: produced for consumed in upstream.feeds.values()} if produced else {}
+            fed = {consumed: produced for consumed in upstream.feeds.values()} if produced and upstream else {}
 
 
 def _upstream(raw: dict, operator: Operator, input_ports: set[str], error) -> Upstream:
@@ -498,7 +499,7 @@ def _input(name: str, spec: dict) -> InputSpec:
     return InputSpec(name, spec.get("dtype"), spec.get("data"), spec.get("random"))
 
 
-def _output(name: str, spec: dict | str) -> OutputSpec:
+def _output(name: str, spec: Any) -> OutputSpec:  # "derived", or a mapping the schema checked
     if spec == "derived":
         return OutputSpec(name, None)
     if "shape" in spec:

@@ -26,7 +26,8 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
     for record in items:
         if record["outcome"] in {o.value for o in BACKEND_FAILURES}:
             groups[record["outcome"], re.sub(r"\d+", "#", first_line(record["message"], "no message"))[:80]].append(record)
-    entries, listed = [], set()
+    entries: list[dict[str, Any]] = []
+    listed: set[str] = set()
     for (outcome, _), wrong in groups.items():
         uncovered = dict.fromkeys(r["id"] for r in wrong)
         # A glob may reach the items of earlier entries (the first match wins) and those an
@@ -36,7 +37,8 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
         listed.update(uncovered)
         while uncovered:
             first = next(r for r in wrong if r["id"] in uncovered)
-            best, covered = None, []
+            best: str | None = None
+            covered: list[str] = []
             for glob in _candidate_globs(first):
                 match = re.compile(fnmatch.translate(glob)).match
                 hits = [i for i in uncovered if match(i)]

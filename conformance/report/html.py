@@ -292,7 +292,8 @@ def _errata(items: list[dict]) -> str:
         return "<h2 id='errata'>Errata</h2><p>No case of this run corrects its document.</p>"
     rows = "".join(f"<tr><td><code>{escape(e['file'])}:{e['line']}</code></td><td>{escape(e['case'])}</td>"
                    f"<td>{escape(e['reason'])}</td></tr>" for e in found)
-    return f"<h2 id='errata'>Errata ({len(found)})</h2><table><tr><th>where</th><th>case</th><th>the document prints, and why it is wrong</th></tr>{rows}</table>"
+    return (f"<h2 id='errata'>Errata ({len(found)})</h2><table><tr><th>where</th><th>case</th>"
+            f"<th>the document prints, and why it is wrong</th></tr>{rows}</table>")
 
 
 def _known_failures(items: list[dict]) -> str:

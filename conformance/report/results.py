@@ -146,7 +146,7 @@ def readings_by_path(items: list[Record]) -> dict[tuple[str, str], dict[str, tup
         if r["outcome"] == "divergent":
             for key in r.get("ambiguity") or []:
                 grouped[key, r["backend"]][observed_reading(r)].append(r)
-    found = {}
+    found: dict[tuple[str, str], dict[str, tuple[int, list[str]]]] = {}
     for (key, backend), by_reading in sorted(grouped.items()):
         if len(by_reading) < 2:
             continue

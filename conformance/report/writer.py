@@ -26,6 +26,7 @@ from .axes import question_columns
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
+FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
 HTML_FILE = "report.html"
 MARKDOWN_FILE = "summary.md"
 
@@ -166,6 +167,7 @@ class Results:
 
     def write(self, partial: bool, interrupted: bool = False) -> Path:
         self.last_write = time.monotonic()
+        assert self.directory is not None, "results without a report directory are never written"
         return _write_report(self.directory / RESULTS_FILE,
                              json.dumps(self.document(partial, interrupted), allow_nan=False, default=numpy_scalars))
 
@@ -178,6 +180,7 @@ def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
 
     document = results.document(partial, interrupted)
     directory = results.directory
+    assert directory is not None, "results without a report directory are never written"
     if not partial:
         write_scripts(document, directory)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
