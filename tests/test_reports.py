@@ -168,12 +168,12 @@ def test_a_drafted_expectations_file_turns_exactly_the_failures_into_xfail(pytes
 
 
 def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_path):
-    """The committed ONNX Runtime run: the draft needs few globs, each wrong item matches one with
+    """The committed example run (ONNX Runtime's part): the draft needs few globs, each wrong item matches one with
     its own outcome, and no passing item matches any."""
     from conformance.judge.expectations import load_expectations
 
-    document = json.loads((PACKAGE_DIR.parent / "reports" / "example" / "results.json").read_text())
-    assert main(["expectations", str(PACKAGE_DIR.parent / "reports" / "example" / "results.json"),
+    document = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
+    assert main(["expectations", str(PACKAGE_DIR.parent / "docs" / "example" / "results.json"),
                  "--backend=ort", "-o", str(tmp_path / "ort.yaml")]) == 0
     drafted = load_expectations(tmp_path / "ort.yaml", "ort")
     assert len(drafted.entries) <= 15
