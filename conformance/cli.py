@@ -8,7 +8,7 @@
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
-    conformance coverage [--output FILE]           behaviour classes x path selectors, and the depth axes (README tables)
+    conformance coverage [--output FILE]           behaviour classes x path selectors, and the depth axes (docs/coverage.md)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
     conformance repro ITEM_ID --backend=NAME       the standalone, upstream-ready script of one item
 """

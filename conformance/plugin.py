@@ -83,7 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
     group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
                     help="raise (or lower) a budget of case-file reading, repeatable: "
-                         + ", ".join(LIMIT_NAMES) + " (README, Case files: budgets)")
+                         + ", ".join(LIMIT_NAMES) + " (docs/case-format.md: budgets)")
 
 
 @dataclass
