@@ -8,7 +8,7 @@
     conformance export DIR                         every item in the ONNX backend-test layout
     conformance expectations RESULTS.json          draft a backend's expectations file from a run
     conformance lock --check | --update            compare the derived expectations with cases/derived.lock, or rewrite it
-    conformance coverage [--output FILE]           behaviour classes x path selectors, and the depth axes (README tables)
+    conformance coverage [--output FILE]           behaviour classes x path selectors, and the depth axes (docs/coverage.md)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
     conformance repro ITEM_ID --backend=NAME       the standalone, upstream-ready script of one item
 """
@@ -25,9 +25,9 @@ from .export import export
 from .fuzz import command as fuzz_command
 from . import repro
 from .judge import lock
-from .judge.expectations import draft_expectations
 from .load.cases import CaseError, bundled_case_dir
 from .report.compare_runs import compare_runs, render_comparison
+from .report.expectations_draft import draft_expectations
 from .report.html import render_html
 from .report.registry_page import render
 from .report.results import ResultsError, load, render_markdown
@@ -180,7 +180,7 @@ def _add_lock_command(commands) -> None:
     action = locked.add_mutually_exclusive_group(required=True)
     action.add_argument("--check", action="store_true", help="exit 1, with a diff, where the reference now derives otherwise")
     action.add_argument("--update", action="store_true",
-                        help="rewrite the lock, once the naive loops of tests/naive.py agree on every changed item")
+                        help="rewrite the lock, once the naive loops of reference_backend/naive.py agree on every changed item")
 
 
 def _backends(names_only: bool) -> int:

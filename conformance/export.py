@@ -140,8 +140,9 @@ def _write(directory: Path, item: Item, inputs: dict[str, np.ndarray], outputs: 
         (building / "data.json").write_text(json.dumps({"rtol": 0, "atol": 0}))
         for index, port in enumerate(item.inputs):
             (data / f"input_{index}.pb").write_bytes(_tensor(port.name, port.dtype.onnx, inputs[port.name]))
+        expected = outputs if outputs is not None else {}
         for index, output in enumerate(item.outputs if outputs is not None else ()):
-            (data / f"output_{index}.pb").write_bytes(_tensor(output.name, output.dtype.onnx, outputs[output.name]))
+            (data / f"output_{index}.pb").write_bytes(_tensor(output.name, output.dtype.onnx, expected[output.name]))
         shutil.rmtree(directory, ignore_errors=True)  # an earlier export's test of the same name
         os.replace(building, directory)
     finally:

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,17 +25,17 @@ from .expand.cache import expand_file, expansion_cache
 from .expand.items import Item
 from .judge.expectations import Expectations, file_names, load_expectations, load_skips
 from .judge.lock import Lock, lock_path
-from .judge.verdict import Outcome, SuiteError, Verdict, evaluate
+from .judge.verdict import SuiteError, Verdict, evaluate
 from .load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from .load.limits import NAMES as LIMIT_NAMES
 from .load.limits import parse_limits
-from .repro import command as repro_command
-from .report.writer import (ReportDirectory, ReportError, Results, bounded, environment, header_lines, item_record,
+from .outcomes import FAILING, Outcome
+from .report.scripts import command as repro_command
+from .report.writer import (FUZZ_RUN, ReportDirectory, ReportError, Results, bounded, environment, header_lines, item_record,
                             write_reports)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 RECORD = "conformance"
-FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
 STATE = pytest.StashKey["SuiteSession"]()
 DEFAULT_SEED = 0
 DEFAULT_TIMEOUT_S = 60
@@ -52,7 +53,6 @@ STATUS = {
     Outcome.TIMEOUT: ("timeout", "T", "TIMEOUT"),
     Outcome.XPASS: ("xpass", "X", "XPASS"),
 }
-FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,14 +83,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
     group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
                     help="raise (or lower) a budget of case-file reading, repeatable: "
-                         + ", ".join(LIMIT_NAMES) + " (README, Case files: budgets)")
+                         + ", ".join(LIMIT_NAMES) + " (docs/case-format.md: budgets)")
 
 
 @dataclass
 class BackendUnderTest:
     spec: str  # as given to --backend
     backend: Backend  # loaded here, for its name, version and details
-    runner: Backend  # what runs the items: the backend itself or its isolated process
+    runner: InProcessBackend | IsolatedBackend  # what runs the items: the backend in this process or in its own
     expectations: Expectations | None
     skips: Expectations | None  # items never run: they hang the backend
 
@@ -122,7 +122,7 @@ class SuiteSession:
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
         self.expansions = expansion_cache(config, self.case_dir, self.limits)
         report_dir = config.getoption("report")
-        self.report_dir = report_dir if not hasattr(config, "workerinput") else None
+        self.report_dir: Any = report_dir if not hasattr(config, "workerinput") else None  # a Path, on the controller
         # Claimed and written before the first item: a bad path is a usage error, and a run
         # stopped at any moment from here on leaves a report (never an older run's).
         self.directory = None
@@ -150,7 +150,7 @@ class SuiteSession:
             backend = load_backend(spec)
         except (BackendNotFound, ImportError) as e:
             raise pytest.UsageError(f"--backend={spec}: {e}") from None
-        runner = InProcessBackend(backend)
+        runner: InProcessBackend | IsolatedBackend = InProcessBackend(backend)
         if config.getoption("isolation") == "process":
             runner = IsolatedBackend(spec, backend.name, backend.version,
                                      config.getoption("conformance_timeout"),
@@ -366,7 +366,7 @@ class CaseErrorsInOneLine:
         return super().repr_failure(excinfo)
 
 
-class Suite(CaseErrorsInOneLine, pytest.Directory):
+class Suite(CaseErrorsInOneLine, pytest.Directory):  # type: ignore[misc]  # the mixin's repr_failure takes no style
     """The case directory: one collector per case file."""
 
     def collect(self):
@@ -389,7 +389,7 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):
             yield node
 
 
-class BrokenRegistry(CaseErrorsInOneLine, pytest.File):
+class BrokenRegistry(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Suite
     """A case directory's ``ambiguities.yaml`` that does not load: its error, as a collection error."""
 
     def __init__(self, *, error: CaseError, **kwargs):
@@ -400,7 +400,7 @@ class BrokenRegistry(CaseErrorsInOneLine, pytest.File):
         raise self.error
 
 
-class CaseFile(CaseErrorsInOneLine, pytest.File):
+class CaseFile(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Suite
     def collect(self):
         suite: Suite = self.parent
         state = self.config.stash[STATE]
@@ -456,7 +456,8 @@ class ConformanceItem(pytest.Item):
                                expectation=skip.as_json())
             pytest.skip(f"skipped: {skip.reason} ({skip.where})")
         try:
-            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry, state.lock)
+            verdict = evaluate(self.item, self.target.runner, state.seed,
+                               self.parent.parent.registry, state.lock)  # type: ignore[union-attr]  # Suite > CaseFile > item
         except Exception as e:  # the suite's own fault, not the backend's: shown in full, and the run fails
             self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}",
                                suite_error=True)

@@ -14,19 +14,14 @@ as ``script``). Exit status: 0 written, 2 usage error (an unknown item, a bad re
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-from .expand.items import Item, expand
-from .load.cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
+from .load.cases import bundled_case_dir
 from .report.results import ResultsError, load
+from .report.scripts import ReproError, find_item, item_script
 from .report.writer import write_atomically
-
-
-class ReproError(Exception):
-    """The item cannot be found or rebuilt (one line)."""
 
 
 def add_parser(commands) -> None:
@@ -54,20 +49,12 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def command(item_id: str, spec: str, seed: int, case_dir: Path | None) -> str:
-    """The command line that writes an item's script (results.json's ``script``)."""
-    words = ["conformance", "repro", item_id, f"--backend={spec}", f"--seed={seed}"]
-    if case_dir is not None and case_dir.resolve() != bundled_case_dir().resolve():
-        words.append(f"--cases={case_dir}")
-    return shlex.join(words)
-
-
 def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Path | None,
               results: Path | None) -> str:
     item_id = item_id.partition("@")[0]
-    record = run_record(item_id, backend, results) if results else None
-    if record is not None:
-        run, record = record
+    record = None
+    if results:
+        run, record = run_record(item_id, backend, results)
         backend = backend or record["backend"]
         seed = run["environment"]["seed"] if seed is None else seed
         case_dir = case_dir or _run_cases(run)
@@ -90,36 +77,3 @@ def _run_cases(run: dict[str, Any]) -> Path:
     """The run's case directory, where it is readable from here; else the bundled one."""
     cases = Path(run["environment"]["cases"])
     return cases if cases.is_dir() else bundled_case_dir()
-
-
-def find_item(item_id: str, case_dir: Path, record: dict[str, Any] | None = None) -> Item:
-    """The item, from the record's case file when known (one file to expand), else from all."""
-    if not case_dir.is_dir():
-        raise ReproError(f"--cases {case_dir}: not a directory")
-    try:
-        registry = load_registry(case_dir)
-        files = case_files(case_dir)
-        if record and record.get("file"):
-            named = case_dir.parent / record["file"]
-            files = [named] if named.is_file() else files
-        for file in files:
-            for case in load_case_file(file, registry):
-                for item in expand(case):
-                    if item.id == item_id:
-                        return item
-    except CaseError as e:
-        raise ReproError(str(e).splitlines()[0]) from None
-    raise ReproError(f"no item {item_id} in {case_dir} (ids as in the report: Op-version/case[element type])")
-
-
-def item_script(item: Item, backend: str, seed: int, record: dict[str, Any] | None = None) -> str:
-    from .fuzz.output import standalone_script
-
-    kind = "must be refused" if item.case.reject else f"expected outputs {item.expectation}"
-    about = [f"{item.id}: {kind} ({item.case.file.name}:{item.case.line})", "",
-             f"A maxpool-conformance item ({item.case.description}), for {backend}, inputs of seed {seed}.",
-             f"Rewrite it with `{command(item.id, backend, seed, None)}`."]
-    if record is not None:
-        about.append(f"What the suite saw on {record['backend']} {record.get('backend_version', '')}: "
-                     f"{record['outcome']}: {record['message'][:400]}")
-    return standalone_script(item, item.make_inputs(seed), backend, item.case.reject, about)

@@ -128,9 +128,9 @@ class ReferenceRep(BackendRep):
         self.constants = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
         self.input_names = [vi.name for vi in graph.input if vi.name not in initialized]
         self.output_names = [vi.name for vi in graph.output]
-        self.nodes = [_compile(node, opsets, backend) for node in graph.node]
+        self.nodes: list[Any] = [_compile(node, opsets, backend) for node in graph.node]  # _Node subclasses: callables
 
-    def run(self, inputs: Sequence[np.ndarray] | dict[str, np.ndarray], **kwargs: Any) -> list[np.ndarray]:
+    def run(self, inputs: Sequence[np.ndarray] | dict[str, np.ndarray], **kwargs: Any) -> list[Any]:  # type: ignore[override]  # onnx's stub says tuple
         if not isinstance(inputs, dict):
             inputs = dict(zip(self.input_names, inputs))
         values: dict[str, np.ndarray | None] = {"": None, **self.constants}
@@ -174,7 +174,7 @@ class _Node:
 
 
 class _MaxPool(_Node):
-    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def __call__(self, inputs: list[Any]) -> list[Any]:
         (x,) = inputs
         self.backend.check_type(self, x)
         if self.channels_last:
@@ -212,7 +212,7 @@ def _clamp(y: np.ndarray, low: float, high: float, readings: Readings = DEFAULT)
 
 
 class _MaxUnpool(_Node):
-    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def __call__(self, inputs: list[Any]) -> list[Any]:
         x, indices, output_shape = (inputs + [None])[:3]
         self.backend.check_type(self, x)
         if indices.dtype != np.int64:
@@ -236,7 +236,7 @@ class _OpenVinoMaxPool(_Node):
     """OpenVINO's MaxPool: its geometry (openvino_axes), Indices reduced to the axes from `axis`
     on and of the type index_element_type names."""
 
-    def __call__(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def __call__(self, inputs: list[Any]) -> list[Any]:
         (x,) = inputs
         self.backend.check_type(self, x)
         a = self.attrs

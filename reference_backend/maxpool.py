@@ -1,4 +1,6 @@
-"""One N-d max pooling kernel for every MaxPool version.
+"""The fast path: one N-d max pooling kernel for every MaxPool version, checked bit for bit against
+the specification, the naive loops of ``naive.py`` (``tests/test_reference_vs_naive.py``, and
+``conformance lock --update`` on every derived item whose expectation moves).
 
 The choices it makes where the documents are silent are named in ``cases/ambiguities.yaml``:
 
@@ -47,10 +49,10 @@ def max_pool(x: np.ndarray, axes: tuple[Axis, ...], storage_order: int = 0,
     if 0 in out_shape or x.size == 0:
         return np.empty(out_shape, x.dtype), np.empty(out_shape, np.int64) if with_indices else None
     if readings["nan-in-window"] != "nan-propagates" or readings["signed-zero-tie"] != "first-in-window":
-        y, indices = scan_windows(x, axes, readings)
-        return y, to_storage_order(indices, x.shape, storage_order, readings) if with_indices else None
+        y, row_major = scan_windows(x, axes, readings)
+        return y, to_storage_order(row_major, x.shape, storage_order, readings) if with_indices else None
     x = np.ascontiguousarray(x)
-    planes = x.reshape((-1,) + x.shape[2:])
+    planes: np.ndarray = x.reshape((-1,) + x.shape[2:])
     y = np.empty((planes.shape[0],) + out_shape[2:], x.dtype)
     indices = np.empty(y.shape, np.int64) if with_indices else None
     plane_size = int(np.prod(x.shape[2:]))
@@ -186,7 +188,7 @@ def _first_taps(last_axis_taps: _Taps, axes: tuple[Axis, ...], y: np.ndarray, na
                 slice(lo * a.stride - a.pad_begin + j * a.dilation, (hi - 1) * a.stride - a.pad_begin + j * a.dilation + 1,
                       a.stride) for (lo, hi), a, j in zip(box[:-1], axes[:-1], tap[:-1]))]
             mismatch = np.not_equal(element, y[outputs], out=differs[outputs])
-            if nan_aware:
+            if y_nan is not None:  # nan_aware
                 mismatch &= ~(np.isnan(element) & y_nan[outputs])
             np.logical_and(not_found[outputs], mismatch, out=not_found[outputs])
         if n < len(taps) - 1:
@@ -243,13 +245,13 @@ def scan_windows(x: np.ndarray, axes: tuple[Axis, ...], readings: Readings) -> t
     spatial = x.shape[2:]
     grids = np.meshgrid(*[np.arange(a.out) for a in axes], *[np.arange(a.kernel) for a in axes], indexing="ij")
     rank = len(axes)
-    flat = np.zeros(grids[0].shape, np.int64)
+    flat: np.ndarray = np.zeros(grids[0].shape, np.int64)
     inside = np.ones(grids[0].shape, bool)
     for i, a in enumerate(axes):
         at = grids[i] * a.stride - a.pad_begin + grids[rank + i] * a.dilation
         inside &= (at >= 0) & (at < a.size)
         flat = flat * spatial[i] + np.clip(at, 0, a.size - 1)
-    out_shape = tuple(a.out for a in axes)
+    out_shape: tuple[int, ...] = tuple(a.out for a in axes)
     flat, inside = flat.reshape(out_shape + (-1,)), inside.reshape(out_shape + (-1,))
     planes = x.reshape(x.shape[:2] + (-1,))
     values = planes[..., flat]  # (N, C, *out, taps)
@@ -260,7 +262,7 @@ def scan_windows(x: np.ndarray, axes: tuple[Axis, ...], readings: Readings) -> t
     found = np.zeros(values.shape[:-1], bool)
     nan_reading = readings["nan-in-window"]
     zero_tie = readings["signed-zero-tie"]
-    for tap in range(flat.shape[-1]):
+    for tap in range(values.shape[-1]):  # each tap of the windows
         v = wide[..., tap]
         kept = np.take_along_axis(wide, best[..., None], -1)[..., 0]
         better = v > kept

@@ -1,4 +1,5 @@
-"""MaxUnpool: scatter the pooled values into zeros at their flat indices.
+"""MaxUnpool's fast path: scatter the pooled values into zeros at their flat indices, checked
+against the naive loops of ``naive.py``.
 
 Where the documents are open (see ``cases/ambiguities.yaml``) it follows ``readings``; by default:
 

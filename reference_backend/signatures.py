@@ -7,6 +7,7 @@ tests/test_operators.py checks both against ``onnx.defs``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import ml_dtypes
 import numpy as np
@@ -25,7 +26,7 @@ EIGHT_BIT = (T.INT8, T.UINT8)
 
 @dataclass(frozen=True)
 class Signature:
-    attributes: dict[str, int]  # name -> AttributeProto type
+    attributes: Mapping[str, int]  # name -> AttributeProto type
     types: tuple[int, ...]  # element types of the first input (and of the first output)
     inputs: tuple[int, int]  # (min, max) count
     outputs: tuple[int, int]

@@ -16,7 +16,8 @@ from functools import cache
 from conformance.expand.items import load_items
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir, load_registry
-from conformance.report.results import FAILING, failure_clusters
+from conformance.outcomes import FAILING_WORDS
+from conformance.report.results import failure_clusters
 from conformance.report.writer import item_record
 from tests.mutants import MUTANTS, Mutant
 from tests.test_mutants import MutantBackend
@@ -66,7 +67,7 @@ def trial(share: int = 1) -> list[tuple[str, int, int, int]]:
     rows = []
     for bugs in [(name,) for name in SINGLE] + COMBINED:
         backend = MutantBackend(combined(bugs) if len(bugs) > 1 else mutant(bugs[0]))
-        failing = [r for r in records(backend, items(share)) if r["outcome"] in FAILING]
+        failing = [r for r in records(backend, items(share)) if r["outcome"] in FAILING_WORDS]
         causes = len(failure_clusters(failing).get(backend.name, []))
         rows.append((backend.name, len(bugs), len(failing), causes))
     return rows

@@ -1,4 +1,4 @@
-"""Broken backends for the depth axes (README, "Depth axes"): each is wrong on one cell of one
+"""Broken backends for the depth axes (docs/coverage.md, "Depth axes"): each is wrong on one cell of one
 table only, as a real kernel is: an edge value of one element type turned into another on one
 operator's path (answer values), one degenerate extent refused (degenerate extents), one geometry
 attribute dropped beyond 3 spatial axes (rank geometry). Elsewhere each answers as the reference.

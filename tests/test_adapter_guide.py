@@ -1,4 +1,4 @@
-"""What the README's adapter guide promises about an onnx Backend adapter: the version comes from
+"""What the adapter guide (docs/validate-your-runtime.md) promises about an onnx Backend adapter: the version comes from
 its module's __version__, NotImplementedError from run() is `unsupported`, and an unknown domain
 refused as the guide shows is `unsupported` too."""
 
@@ -9,7 +9,6 @@ import types
 
 import numpy as np
 from onnx import TensorProto
-from onnx.backend.base import Backend, BackendRep
 
 from conformance.backends import Unsupported, load_backend
 from tests.test_reference_vs_naive import single_node_model

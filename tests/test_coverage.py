@@ -1,5 +1,5 @@
 """The crossing of behaviour classes with path selectors: every cell varies or says why, and the
-README shows the table as the cases make it today."""
+docs/coverage.md shows the table as the cases make it today."""
 
 from pathlib import Path
 
@@ -7,7 +7,7 @@ from conformance.load.cases import bundled_case_dir
 from conformance.report import axes
 from conformance.report.coverage import crossing, problems, render, selectors_data
 
-README = Path(__file__).parents[1] / "README.md"
+COVERAGE_PAGE = Path(__file__).parents[1] / "docs" / "coverage.md"
 BEGIN, END = "<!-- coverage table: conformance coverage -->\n", "<!-- end of coverage table -->"
 
 
@@ -23,7 +23,7 @@ def test_every_selector_cites_a_source():
 
 
 def test_the_readme_table_is_current():
-    text = README.read_text()
+    text = COVERAGE_PAGE.read_text()
     table = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
     assert table == render(bundled_case_dir()), "regenerate it with `conformance coverage`"
 
@@ -42,7 +42,7 @@ def test_a_depth_cell_without_items_or_reason_is_reported():
 
 
 def test_the_readme_depth_tables_are_current():
-    text = README.read_text()
+    text = COVERAGE_PAGE.read_text()
     tables = text[text.index(AXES_BEGIN) + len(AXES_BEGIN): text.index(AXES_END)]
     assert tables == axes.render(bundled_case_dir()), "regenerate them with `conformance coverage`"
 

@@ -115,7 +115,7 @@ def test_an_interrupted_export_leaves_only_whole_tests_and_a_manifest_that_says_
 
 @pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.2, 0.5])
 def test_an_interrupted_report_leaves_the_old_files_or_the_new_ones(tmp_path, delay_s):
-    example = ROOT / "reports" / "example" / "results.json"
+    example = ROOT / "docs" / "example" / "results.json"
     out = tmp_path / "out"
     out.mkdir()
     (out / "report.html").write_text("the old report")

@@ -96,7 +96,8 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
 def test_an_unknown_backend_is_a_usage_error_that_lists_the_registered_ones(pytester):
     result = run_suite(pytester, "--backend=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--backend=nope: no backend named 'nope'*registered: onnx-reference, onnx2torch, openvino, ort, ort-js, reference, tinygrad, tract*"])
+    result.stderr.fnmatch_lines(["*--backend=nope: no backend named 'nope'*registered: onnx-reference, onnx2torch, "
+                                 "openvino, ort, ort-js, reference, tinygrad, tract*"])
 
 
 def test_a_broken_case_file_is_reported_in_one_line_and_the_others_run(pytester):

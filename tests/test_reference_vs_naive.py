@@ -14,7 +14,7 @@ from onnx import helper
 
 from reference_backend import ReferenceBackend, maxpool
 from reference_backend.signatures import ELEMENT_TYPES
-from tests.naive import NaiveError, naive_activation, naive_max_pool, naive_max_unpool, naive_openvino_max_pool
+from reference_backend.naive import NaiveError, naive_activation, naive_max_pool, naive_max_unpool, naive_openvino_max_pool
 
 DTYPES = {
     "float16": (np.float16, 22),
@@ -243,3 +243,51 @@ def test_the_scan_for_other_readings_compares_int64_exactly(question, reading):
     x = np.array([[[2**62, 2**62 + 1]]], dtype=np.int64)
     y, indices = reference(Readings({question: reading})).run(model, {"X": x})
     assert int(y[0, 0, 0]) == 2**62 + 1 and int(indices[0, 0, 0]) == 1
+
+
+# The alternative readings the fast path implements for the window scan, each against the
+# specification's loops under the same reading.
+NAIVE_READINGS = [("nan-in-window", "nan-ignored"), ("nan-in-window", "nan-never-selected"),
+                  ("signed-zero-tie", "positive-zero"), ("signed-zero-tie", "last-in-window"),
+                  ("ceil-window-starts-in-padding", "formula-as-printed"),
+                  ("storage-order-scope", "tensor-column-major")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(pool_problems(), st.sampled_from(NAIVE_READINGS))
+def test_max_pool_under_another_reading_matches_the_naive_loops_under_it(problem, question_reading):
+    from conformance.semantics import Readings
+
+    x, attrs, opset, with_indices, _ = problem
+    readings = Readings(dict([question_reading]))
+    try:
+        want_y, want_i = naive_max_pool(x, **attrs, readings=readings)
+    except NaiveError:
+        assume(False)
+    elem = ELEMENT_TYPES[x.dtype]
+    outputs = [("Y", elem), ("I", onnx.TensorProto.INT64)][: 2 if with_indices else 1]
+    model = single_node_model("MaxPool", opset, [("X", elem)], outputs, **attrs)
+    try:
+        got = ReferenceBackend.configured(str(readings)).run_model(model, [x])
+    except Exception:  # noqa: BLE001 - a reading under which the model is invalid has nothing to compare
+        assume(False)
+    assert got[0].dtype == x.dtype and got[0].shape == want_y.shape
+    np.testing.assert_array_equal(bits(got[0]), bits(want_y))
+    if with_indices:
+        np.testing.assert_array_equal(got[1], want_i)
+
+
+@pytest.mark.parametrize("reading", ["last-write-wins", "first-write-wins"])
+def test_max_unpool_of_repeated_indices_follows_the_reading_as_the_naive_loops_do(reading):
+    from conformance.semantics import Readings
+
+    x = np.array([[[[1.0, 2.0, 3.0]]]], dtype=np.float32)
+    indices = np.array([[[[1, 1, 0]]]], dtype=np.int64)
+    readings = Readings({"maxunpool-duplicate-indices": reading})
+    want = naive_max_unpool(x, indices, kernel_shape=[1, 2], output_shape=[1, 1, 1, 2], readings=readings)
+    model = single_node_model("MaxUnpool", 11, [("X", onnx.TensorProto.FLOAT), ("I", onnx.TensorProto.INT64),
+                                                ("output_shape", onnx.TensorProto.INT64)],
+                              [("Y", onnx.TensorProto.FLOAT)], kernel_shape=[1, 2])
+    (got,) = ReferenceBackend.configured(str(readings)).run_model(model, [x, indices, np.array([1, 1, 1, 2])])
+    np.testing.assert_array_equal(got, want)
+    assert want[0, 0, 0, 1] == (2.0 if reading == "last-write-wins" else 1.0)

@@ -64,7 +64,7 @@ def test_every_expectation_is_linked_to_tinygrad_s_source_at_the_tested_version(
     import yaml
     from conformance.judge.expectations import load_expectations, load_skips
     from conformance.plugin import PACKAGE_DIR
-    directory = PACKAGE_DIR.parent / "reports" / "expectations"
+    directory = PACKAGE_DIR.parent / "expectations"
     for load in (load_expectations, load_skips):
         listed = load(directory, "tinygrad")
         assert listed is not None and listed.entries

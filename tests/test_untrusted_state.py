@@ -275,7 +275,7 @@ def test_the_fast_schema_check_agrees_with_jsonschema():
 
     from conformance.report.results import _results_check, _results_schema
 
-    example = json.loads((PACKAGE_DIR.parent / "reports" / "example" / "results.json").read_text())
+    example = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
     documents = [example, RUN]
     record = example["items"][0]
     for key, value in [("outcome", "passed"), ("line", "7"), ("inputs", [{"name": "X"}]), ("attributes", []),

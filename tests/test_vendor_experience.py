@@ -233,8 +233,8 @@ def test_the_readme_results_example_is_a_real_run_and_junit_holds_the_record_as_
     import onnx
     import onnxruntime
 
-    readme = (PACKAGE_DIR.parent / "README.md").read_text()
-    example = json.loads(readme.split("### results.json", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+    readme = (PACKAGE_DIR.parent / "docs" / "reports.md").read_text()
+    example = json.loads(readme.split("## results.json", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
     result = run_suite(pytester, "--backend=ort", "-k", "MaxPool-12/2d_ceil[float32]", "--report", "out",
                        "--junitxml", "junit.xml")
     assert result.ret == 0
@@ -244,7 +244,7 @@ def test_the_readme_results_example_is_a_real_run_and_junit_holds_the_record_as_
     assert {k: v for k, v in example["items"][0].items() if k != "duration_s"} == \
         {k: v for k, v in real["items"][0].items() if k != "duration_s"}
     assert (example["environment"]["backends"][0]["version"], example["environment"]["onnx"]) == \
-        (onnxruntime.__version__, onnx.__version__), "the README's example names other versions than this run's"
+        (onnxruntime.__version__, onnx.__version__), "docs/reports.md's example names other versions than this run's"
 
     junit = ElementTree.parse(pytester.path / "junit.xml")
     properties = [json.loads(p.get("value")) for p in junit.iter("property") if p.get("name") == "conformance"]
@@ -261,7 +261,7 @@ def test_the_ci_recipe_is_a_workflow_that_runs_the_readme_s_commands_and_uploads
     steps = workflow["jobs"]["conformance"]["steps"]
     lines = [line.strip() for step in steps for line in step.get("run", "").splitlines() if line.strip()]
     suite = [line for line in lines if line.startswith(("pytest", "conformance"))]
-    assert suite and set(suite) <= set(commands()), "the workflow runs a command the README does not give"
+    assert suite and set(suite) <= set(commands()), "the workflow runs a command the guide does not give"
     assert "--expectations" in suite[-1]
     report = suite[-1].split("--report ")[1].split()[0]
     upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@"))

@@ -1,4 +1,4 @@
-"""The README's "Validate your runtime" section, run as written: its adapter on the whole suite,
+"""The guide "Validate your runtime" (docs/validate-your-runtime.md), run as written: its adapter on the whole suite,
 then the installed wheel used from another directory, with the adapter registered under its
 entry point and an expectations file drafted from a run."""
 
@@ -21,7 +21,7 @@ BIN = Path(sys.executable).parent
 
 
 def guide_blocks(language: str) -> list[str]:
-    guide = ROOT.joinpath("README.md").read_text().split("## Validate your runtime", 1)[1].split("\n## ", 1)[0]
+    guide = ROOT.joinpath("docs", "validate-your-runtime.md").read_text()
     return re.findall(rf"```{language}\n(.+?)```", guide, re.S)
 
 
@@ -78,7 +78,7 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     installed = run([str(python), "-m", "pip", "install", "-q", f"{wheel}[ort]", "pytest-timeout"], tmp_path)
     assert installed.returncode == 0, installed.stderr
 
-    # The adapter as a package of its own, registered under the README's entry point.
+    # The adapter as a package of its own, registered under the guide's entry point.
     package = tmp_path / "my-runtime-adapter"
     shutil.copytree(adapter, package)
     (entry_points,) = guide_blocks("toml")

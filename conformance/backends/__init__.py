@@ -12,10 +12,15 @@ import importlib
 import os
 import sys
 from importlib.metadata import entry_points
+from typing import Any
 
 from onnx.backend.base import Backend as OnnxBackend
 
 from .base import Backend, Unsupported
+# What running a backend can end in, and the check of its answer, for the judge: the isolated
+# runner defines them, and the judge reads them here rather than from the runner's insides.
+from .isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed, RaisedInBackend,
+                       malformed, process_output)
 from .onnx_backend import OnnxBackendAdapter
 
 ENTRY_POINT_GROUP = "conformance.backends"
@@ -59,6 +64,7 @@ def _options(spec: str) -> tuple[str, dict[str, str]]:
 def load_backend(spec: str) -> Backend:
     given = spec
     spec, options = _options(spec)
+    target: Any  # a class: an onnx Backend, or one with this package's interface
     if ":" in spec:
         module_name, _, attribute = spec.partition(":")
         if os.getcwd() not in sys.path:  # as `python -m pytest` would: an adapter module beside you imports
@@ -84,7 +90,7 @@ def load_backend(spec: str) -> Backend:
             raise BackendNotFound(f"{spec!r} is an onnx Backend class: its one option is device, not {', '.join(options)}")
         if options:  # a Backend class may offer `configured(**options)`, returning another class
             try:
-                target = target.configured(**options)
+                target = target.configured(**options)  # type: ignore[attr-defined]  # hasattr, above
             except (TypeError, ValueError) as e:
                 raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
         if not target.supports_device(device):
@@ -102,4 +108,6 @@ def load_backend(spec: str) -> Backend:
     return backend
 
 
-__all__ = ["Backend", "BackendNotFound", "Unsupported", "load_backend", "registered_backends", "split_specs"]
+__all__ = ["Backend", "BackendCrashed", "BackendGarbage", "BackendLost", "BackendNotFound", "BackendTimedOut", "IsolationFailed",
+           "RaisedInBackend", "Unsupported", "load_backend", "malformed", "process_output", "registered_backends",
+           "split_specs"]

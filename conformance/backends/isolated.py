@@ -208,7 +208,7 @@ class IsolatedBackend:
         self.spec, self.name, self.version = spec, name, version
         self.timeout_s = timeout_s
         self.memory_limit_mib, self.memory_note = effective_memory_limit(memory_limit_mib)
-        self.child: subprocess.Popen | None = None
+        self.child: Any = None  # the subprocess.Popen, once started
 
     def details(self) -> dict[str, str]:
         limit = f"{self.memory_limit_mib} MiB" if self.memory_limit_mib else "none"
@@ -360,7 +360,7 @@ class IsolatedBackend:
                     raise BackendTimedOut(f"the backend's process did not start within {START_TIMEOUT_S} s", output)
                 raise BackendTimedOut(f"no answer within {self.timeout_s:g} s; the backend's process was killed", output)
             wait_s = remaining if self.pidfd is not None else min(remaining, POLL_S)
-            ready = dict(poller.poll(wait_s * 1000))
+            ready: dict[int | None, int] = dict(poller.poll(wait_s * 1000))
             if ready.get(fd):
                 return
             if ready.get(self.pidfd) or (self.pidfd is None and self.child.poll() is not None):
@@ -436,7 +436,7 @@ class InProcessBackend:
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         cwd = os.getcwd()
         handlers = {s: signal.getsignal(s) for s in signal.valid_signals()}
-        interrupted = []
+        interrupted: list[int] = []
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _noting(interrupted, handlers[signal.SIGINT]))
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import onnx
@@ -31,7 +31,7 @@ class OnnxBackendAdapter:
         if not self.backend.is_compatible(model, device=self.device):
             raise Unsupported(f"{self.backend.__name__}.is_compatible() is False for this model")
         try:
-            rep = self.backend.prepare(model, device=self.device)
+            rep: Any = self.backend.prepare(model, device=self.device)  # onnx's stub allows None; a backend returns its rep
             initialized = {init.name for init in model.graph.initializer}
             ordered = [inputs[vi.name] for vi in model.graph.input if vi.name not in initialized]
             return list(rep.run(ordered))

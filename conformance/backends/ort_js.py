@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 import onnx
@@ -56,7 +56,7 @@ class OrtJsBackend:
     choices = "ep=" + "|".join(EPS)
 
     def __init__(self, ep: str = "webgpu"):
-        self.server: subprocess.Popen | None = None
+        self.server: Any = None  # the Node server's subprocess.Popen, once started
         if ep not in EPS:
             raise ValueError(f"ep={ep!r}: use one of {', '.join(EPS)}")
         missing = problems(ep)
@@ -139,7 +139,7 @@ class OrtJsBackend:
             self._died()
         return answer
 
-    def _died(self) -> None:
+    def _died(self) -> NoReturn:
         code = self.server.wait()
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         self.close()

@@ -189,7 +189,7 @@ def _instance(cls: type, fields: dict[str, Any], number: int) -> Any:
     checks, names = _fields(cls)
     if sorted(fields) != sorted(names):
         raise CacheCorrupt(f"entry {number}: the fields of {cls.__name__} are not {names}")
-    instance = object.__new__(cls)
+    instance: Any = object.__new__(cls)
     for name in names:
         if not checks[name](fields[name]):
             raise CacheCorrupt(f"entry {number}: {cls.__name__}.{name} has another type than its annotation")

@@ -175,7 +175,7 @@ def _dtype_sweep(case: Case, signature: OpVersion, upstream: OpVersion | None) -
         return list(case.dtypes)
     node, specs = (upstream, case.upstream.inputs) if case.upstream else (signature, case.inputs)
     first = node.port(specs[0].name) if node else None
-    return list(node.allowed(first)) if first else []
+    return list(node.allowed(first)) if first and node else []
 
 
 def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: str | None) -> Item | str:
@@ -197,7 +197,7 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
         if reason:
             return reason
         _check_attribute_kinds(case, (), signature, case.attributes)
-        if case.upstream:
+        if case.upstream and upstream:  # bound above: a case whose upstream node exists here
             _check_attribute_kinds(case, ("upstream",), upstream, case.upstream.attributes)
     for item_input in inputs:
         where = ("upstream", "inputs") if case.upstream and item_input.spec in case.upstream.inputs else ("inputs",)
@@ -213,6 +213,7 @@ def _bind_upstream(case: Case, signature: OpVersion, upstream: OpVersion | None,
                    binding: dict[str, str], inputs: list[ItemInput], fed: set[str], layout: str) -> str | None:
     """Type the upstream node's inputs, then bind the operator's inputs it feeds (added to
     ``fed``) to the element types it produces; or say why the case does not apply here."""
+    assert case.upstream is not None, "called for a case with an upstream node"
     if upstream is None:
         return f"no {case.upstream.op} exists at opset {signature.version}"
     upstream_binding: dict[str, str] = {}
@@ -223,9 +224,9 @@ def _bind_upstream(case: Case, signature: OpVersion, upstream: OpVersion | None,
     if reason:
         return reason
     for produced, consumed in case.upstream.feeds.items():
-        port = upstream.port(produced)
+        port: Any = upstream.port(produced)  # the signature has it: the case loaded
         dtype = upstream_binding.get(port.type) or _only_type(case, upstream, port.type, produced)
-        target = signature.port(consumed)
+        target: Any = signature.port(consumed)
         if binding.setdefault(target.type, dtype) != dtype:
             return f"inputs of type {target.type} differ in element type"
         fed.add(consumed)
@@ -241,7 +242,7 @@ def _item_outputs(case: Case, signature: OpVersion, binding: dict[str, str], lay
         # A must-reject case may name an output its version lacks: type it as a version that has it.
         owner = signature if signature.port(spec.name) else next(
             v for v in operators()[case.domain, case.op].versions.values() if v.port(spec.name))
-        port = owner.port(spec.name)
+        port: Any = owner.port(spec.name)  # owner was chosen for having it
         dtype = binding.get(port.type) or _attribute_type(case, port) or _only_type(case, owner, port.type, spec.name)
         if spec.dtype is not None and spec.dtype != dtype:
             raise case.error(("outputs", spec.name, "dtype"), f"is {spec.dtype} but {port.type} is {dtype} here")
@@ -358,6 +359,7 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
     shape = tuple(random["shape"])
     count = int(np.prod(shape, dtype=np.int64))
     distribution = random["distribution"]
+    values: np.ndarray
     if distribution == "normal":
         values = rng.standard_normal(count)
     elif distribution == "permutation":
@@ -382,7 +384,8 @@ def generate(random: dict[str, Any], dtype: DType, rng: np.random.Generator) -> 
         low, high = distribution["distinct"]
         values = low + rng.permutation(high - low + 1)[:count]
     elif "uniform" in distribution:
-        values = rng.uniform(*distribution["uniform"], size=count)
+        low, high = distribution["uniform"]
+        values = rng.uniform(low, high, size=count)
     else:
         values = rng.choice(dtype.cast(distribution["choice"]), size=count)  # exact: no float64 on the way
     return dtype.cast(values).reshape(shape)
@@ -405,7 +408,7 @@ def build_model(item: Item) -> onnx.ModelProto:
     nodes = []
     own_inputs = [i.name for i in case.inputs]
     if case.upstream:
-        feeder = item.upstream
+        feeder: Any = item.upstream  # set for a case with an upstream node
         nodes.append(helper.make_node(
             case.upstream.op, _port_order([i.name for i in case.upstream.inputs], feeder.inputs),
             _port_order(list(case.upstream.feeds), feeder.outputs), domain=onnx_domain,

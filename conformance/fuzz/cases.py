@@ -10,7 +10,7 @@ import numpy as np
 
 from ..semantics import GeometryError, pool_axes, unpool_shape
 
-from ..load.cases import Ambiguity, Source, _build_case
+from ..load.cases import Ambiguity, Source, build_case
 from ..load.limits import DEFAULT_LIMITS
 from ..expand.items import Item, expand
 from ..load.operators import operators
@@ -118,7 +118,7 @@ def build_item(config: dict[str, Any], registry: dict[str, Ambiguity], name: str
     raw = materialize(config, name)
     operator = operators()[target.domain, target.op]
     source = Source(FUZZ_FILE, file_document(target.domain, target.op, [raw]), {})
-    case = _build_case(source, ("cases", 0), name, raw, operator, registry, DEFAULT_LIMITS)
+    case = build_case(source, ("cases", 0), name, raw, operator, registry, DEFAULT_LIMITS)
     (item,) = expand(case)
     return item
 

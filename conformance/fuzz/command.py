@@ -17,12 +17,12 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..backends import BackendNotFound, load_backend
 from ..backends.isolated import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
-from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, _jsonable, environment, write_atomically
+from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import run_document, write_cases, write_repros
 from .space import select_targets
@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     if args.budget < 1 or args.max_time <= 0:
         print("conformance fuzz: --budget must be at least 1 and --max-time positive", file=sys.stderr)
         return 2
-    runner = backend
+    runner: Any = backend  # or its isolated runner, which the run closes
     if args.isolation == "process":
         runner = IsolatedBackend(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
     env = environment([(backend, runner)], args.seed, bundled_case_dir())
@@ -157,6 +157,6 @@ def write_fuzz_documents(env: dict, documents: list[dict], directory: Path, base
                                key=lambda r: (r["id"], r["backend"]))
     document["summary"] = dict(sorted(Counter(r["outcome"] for r in document["items"]).items()))
     document["fuzz"] = [run["section"] for run in documents]
-    write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
+    write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     write_atomically(directory / HTML_FILE, render_html(document))
     write_atomically(directory / MARKDOWN_FILE, render_markdown(document))

@@ -29,12 +29,12 @@ from hypothesis.internal.conjecture import providers as hypothesis_providers
 from ..backends import Backend
 from ..load.cases import Ambiguity, CaseError
 from ..load.dtypes import DTYPES
-from ..judge.verdict import Outcome, SuiteError, Verdict, evaluate
+from ..judge.verdict import SuiteError, Verdict, evaluate
+from ..outcomes import BACKEND_FAILURES, Outcome
 from ..expand.items import Item
 from .cases import NotDrawable, build_item
 from .space import Target, configurations, strata, with_changes
 
-FAILING = {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
 DEFAULT_BUDGET = 1000
 DEFAULT_SHRINK_S = 20.0  # per cluster
 CHUNK = 10  # configurations per hypothesis run of the search (one stratum each)
@@ -132,7 +132,7 @@ def _without_local_constants() -> Iterator[None]:
 
 
 def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signature | None:
-    if verdict.outcome not in FAILING:
+    if verdict.outcome not in BACKEND_FAILURES:
         return None
     indices = len(item.outputs) > 1
     if config.get("reject"):
@@ -346,7 +346,8 @@ class Fuzzer:
     def _shrink(self, cluster: Cluster) -> None:
         """Replay the search until the cluster's first example, then let hypothesis shrink it,
         keeping its signature; after ``shrink_s`` seconds the smallest so far stands."""
-        wanted, best, raised = cluster.signature, {"config": None}, set()
+        wanted, raised = cluster.signature, set[str]()
+        best: dict[str, dict[str, Any] | None] = {"config": None}
         started = time.monotonic()
 
         def check(config: dict[str, Any]) -> None:

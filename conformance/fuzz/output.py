@@ -8,13 +8,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import onnx
 import yaml
-from onnx import helper
 
-from ..judge.verdict import expected_outputs
-from ..expand.items import Item, qualified_op
+from ..expand.items import qualified_op
+from ..report.scripts import standalone_script
 from ..report.writer import json_safe, write_atomically
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
@@ -84,203 +81,12 @@ def dump_yaml(document: dict[str, Any]) -> str:
     return yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=110, allow_unicode=True)
 
 
-# ---- standalone repro scripts ----
-
-RUNNERS = {
-    "ort": '''def run(model, feeds):
-    import onnxruntime
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-''',
-    "onnx-reference": '''def run(model, feeds):
-    from onnx.reference import ReferenceEvaluator
-    return ReferenceEvaluator(model).run(None, feeds)
-''',
-    "tract": '''def run(model, feeds):
-    import tempfile, tract
-    with tempfile.TemporaryDirectory() as directory:
-        path = directory + "/model.onnx"
-        onnx.save(model, path)
-        arrays = [feeds[i.name] for i in model.graph.input]
-        loaded = tract.onnx().load(path)
-        for index, array in enumerate(arrays):
-            loaded.set_input_fact(index, ",".join([*map(str, array.shape), TRACT_TYPES[array.dtype.name]]))
-        return [o.to_numpy() for o in loaded.into_model().into_runnable().run(arrays)]
-
-
-TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int32": "i32",
-               "int64": "i64"}
-''',
-    "openvino": '''def run(model, feeds):
-    import tempfile, openvino
-    core = openvino.Core()
-    with tempfile.TemporaryDirectory() as directory:
-        path = directory + "/model.onnx"
-        onnx.save(model, path)
-        compiled = core.compile_model(core.read_model(path), "CPU")
-    request = compiled.create_infer_request()
-    request.infer([feeds[i.name] for i in model.graph.input])
-    return [request.get_output_tensor(i).data.copy() for i in range(len(compiled.outputs))]
-''',
-    "openvino-native": '''def run(model, feeds):
-    # OpenVINO's own MaxPool, built with its Python API from the node's attributes
-    import openvino
-    (node,) = model.graph.node
-    a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
-    a = {k: v.decode() if isinstance(v, bytes) else v for k, v in a.items()}
-    x = feeds[model.graph.input[0].name]
-    version = model.opset_import[0].version
-    opset = openvino.opset8 if version >= 8 else openvino.opset1
-    data = opset.parameter(list(x.shape), openvino.Type(x.dtype), name="X")
-    common = dict(strides=a["strides"], pads_begin=a["pads_begin"], pads_end=a["pads_end"], kernel_shape=a["kernel"],
-                  rounding_type=a.get("rounding_type", "floor"), auto_pad=a.get("auto_pad", "explicit"))
-    if version >= 8:
-        pool = opset.max_pool(data, dilations=a.get("dilations", [1] * len(a["kernel"])),
-                              index_element_type=a.get("index_element_type", "i64"), axis=a.get("axis", 0), **common)
-    else:
-        pool = opset.max_pool(data, **common)
-    built = openvino.Model([pool.output(i) for i in range(len(node.output))], [data], "max_pool")
-    request = openvino.Core().compile_model(built, "CPU").create_infer_request()
-    request.infer([x])
-    return [request.get_output_tensor(i).data.copy() for i in range(len(node.output))]
-''',
-    "tinygrad": '''def run(model, feeds):
-    import tempfile
-    from tinygrad import dtypes
-    from tinygrad.nn.onnx import OnnxRunner
-    with tempfile.TemporaryDirectory() as directory:
-        path = directory + "/model.onnx"
-        onnx.save(model, path)
-        outputs = [OnnxRunner(path)(feeds)[o.name] for o in model.graph.output]
-    # Tensor.numpy() gives bfloat16 as float32 (exactly): back to the declared type
-    return [t.numpy().astype(ml_dtypes.bfloat16) if t.dtype == dtypes.bfloat16 else t.numpy() for t in outputs]
-''',
-    "onnx2torch": '''def run(model, feeds):
-    import torch
-    from onnx2torch import convert
-    with torch.no_grad():
-        outputs = convert(model)(*[torch.from_numpy(np.ascontiguousarray(feeds[i.name])) for i in model.graph.input])
-    return [o.numpy() for o in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
-''',
-}
-GENERIC_RUNNER = '''def run(model, feeds):
-    raise NotImplementedError("run the model on your runtime here and return its outputs in order")
-'''
-
-
 def repro_script(cluster: Cluster, run: FuzzRun) -> str:
     found = (f"Found by `conformance fuzz --backend={run.backend} --seed={run.seed}` against {run.backend} "
              f"{run.backend_version}, shrunk to a minimal model.")
     seen = f"{cluster.verdict.outcome.value}: {cluster.verdict.message[:400]}"
     return standalone_script(cluster.item, cluster.item.make_inputs(0), run.backend, cluster.config.get("reject"),
                              [cluster.signature.describe(), "", found, f"What the suite saw: {seen}"])
-
-
-def standalone_script(item: Item, inputs: dict[str, np.ndarray], backend: str, reject: str | None,
-                      about: list[str]) -> str:
-    """A script that needs only numpy, onnx and the runtime: the model built with onnx.helper, the
-    literal inputs, the expected outputs (or that the model must be refused) and the check, which
-    exits 1 on the bug. ``backend``: whose runtime it runs (others get a stub to fill in);
-    ``about``: the lines its docstring opens with."""
-    runtime = backend.partition("[")[0]
-    if runtime == "openvino" and item.case.domain == "org.openvinotoolkit":
-        runtime = "openvino-native"
-    needs_bfloat16 = any(a.dtype.name == "bfloat16" for a in inputs.values())
-    source = None if reject else ("the documents' own (transcribed, or worked out by hand)" if item.expectation == "literal"
-                                  else "the maxpool-conformance reference backend's")
-    lines = _repro_header(about, source, needs_bfloat16)
-    lines += _model_code(item.model, inputs)
-    lines += ["", "", RUNNERS.get(runtime, GENERIC_RUNNER), ""]
-    if reject:
-        lines += [f"# The model is invalid ({reject}): a conforming runtime refuses it.", REFUSAL_CHECK]
-    else:
-        expected = expected_outputs(item, inputs)
-        lines += ["expected = {", *(f"    {o.name!r}: {_array_code(expected[o.name])}," for o in item.outputs), "}", "",
-                  OUTPUT_CHECK]
-    return "\n".join(lines) + "\n"
-
-
-def _repro_header(about: list[str], source: str | None, needs_bfloat16: bool) -> list[str]:
-    lines = ["#!/usr/bin/env python3", f'"""{about[0]}', *about[1:]]
-    if source:
-        lines.append(f"Expected outputs are {source} (exact: max pooling selects an input element, so outputs "
-                     "compare bit for bit; an index may name any element equal to its window's maximum).")
-    lines += [f'Needs only numpy, onnx{", ml_dtypes" if needs_bfloat16 else ""} and the runtime."""', "",
-              "import sys", "", "import numpy as np", "import onnx", "from onnx import TensorProto, helper"]
-    if needs_bfloat16:
-        lines.append("import ml_dtypes")
-    return lines + ["", ""]
-
-
-def _model_code(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[str]:
-    """Python that rebuilds ``model`` with onnx.helper, and its feeds."""
-    nodes = []
-    for node in model.graph.node:
-        attributes = {a.name: _attribute_value(helper.get_attribute_value(a)) for a in node.attribute}
-        nodes.append(f"    helper.make_node({node.op_type!r}, {list(node.input)!r}, {list(node.output)!r}, "
-                     f"domain={node.domain!r}, **{attributes!r}),")
-
-    def value_info(v: onnx.ValueInfoProto, shape: list[int] | None) -> str:
-        return (f"helper.make_tensor_value_info({v.name!r}, TensorProto."
-                f"{onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)}, {shape!r})")
-
-    graph_inputs = ", ".join(value_info(v, list(inputs[v.name].shape)) for v in model.graph.input)
-    graph_outputs = ", ".join(value_info(v, None) for v in model.graph.output)
-    imports = ", ".join(f"helper.make_opsetid({o.domain!r}, {o.version})" for o in model.opset_import)
-    lines = ["graph = helper.make_graph([", *nodes, f"], 'repro', [{graph_inputs}], [{graph_outputs}])",
-             f"model = helper.make_model(graph, opset_imports=[{imports}], ir_version={model.ir_version})", ""]
-    lines += [f"{name} = {_array_code(array)}" for name, array in inputs.items()]
-    return lines + ["feeds = {" + ", ".join(f"{name!r}: {name}" for name in inputs) + "}"]
-
-
-REFUSAL_CHECK = """try:
-    outputs = run(model, feeds)
-except Exception as e:
-    print('refused, as it should:', type(e).__name__, str(e).splitlines()[0] if str(e) else '')
-    sys.exit(0)
-print('BUG: the runtime ran an invalid model and returned', [getattr(o, 'shape', o) for o in outputs])
-sys.exit(1)"""
-
-OUTPUT_CHECK = """try:
-    outputs = run(model, feeds)
-except Exception as e:
-    print('BUG: the runtime refuses a valid model:', type(e).__name__, e)
-    sys.exit(1)
-outputs = list(outputs)
-if len(outputs) != len(expected):
-    print(f'BUG: the runtime returns {len(outputs)} outputs for a model that declares {len(expected)}:', list(expected))
-    sys.exit(1)
-failed = False
-for (name, want), got in zip(expected.items(), outputs):
-    got = np.asarray(got)
-    same = got.dtype == want.dtype and got.shape == want.shape and (
-        np.array_equal(got.view(f'u{got.itemsize}'), want.view(f'u{want.itemsize}'))
-        or (got.dtype.kind == 'f' and np.array_equal(got, want, equal_nan=True)
-            and np.array_equal(np.signbit(got), np.signbit(want))))
-    if not same and name == 'Indices' and got.shape == want.shape:
-        print('Indices differ from the expected ones; with tied maxima another index can be right too')
-    print(f'{name}: expected {want.dtype}{list(want.shape)}', want.ravel().tolist()[:64])
-    print(f'{name}: got      {got.dtype}{list(got.shape)}', got.ravel().tolist()[:64])
-    failed |= not same
-print('MISMATCH' if failed else 'as expected')
-sys.exit(1 if failed else 0)"""
-
-
-def _attribute_value(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.decode()
-    if isinstance(value, list):
-        return [_attribute_value(v) for v in value]
-    return value
-
-
-def _array_code(array: np.ndarray) -> str:
-    name = array.dtype.name
-    dtype = "ml_dtypes.bfloat16" if name == "bfloat16" else f"np.{name}"
-    values = array.astype(np.float64).ravel().tolist() if array.dtype.kind == "f" or name == "bfloat16" \
-        else array.ravel().tolist()
-    text = repr(values).replace("nan", "float('nan')").replace("inf", "float('inf')")
-    return f"np.array({text}, dtype={dtype}).reshape({list(array.shape)!r})"
 
 
 def write_repros(run: FuzzRun, directory: Path) -> list[Path]:

@@ -10,8 +10,7 @@ import shlex
 import pytest
 
 from .command import NOTHING_JUDGED, fuzz, summary
-from ..plugin import FUZZ_RUN
-from ..report.writer import _jsonable
+from ..report.writer import FUZZ_RUN, numpy_scalars
 from .output import run_document, write_cases, write_repros
 from .space import all_targets
 
@@ -38,7 +37,7 @@ class FuzzItem(pytest.Item):
         self.target = target
 
     def runtest(self) -> None:
-        state = self.parent.state
+        state = self.parent.state  # type: ignore[union-attr]  # a FuzzSuite's child: its parent holds the state
         budget = self.config.getoption("conformance_fuzz")
         run = fuzz(self.target.runner, all_targets(), state.seed, budget)
         out = self.config.getoption("conformance_fuzz_out")
@@ -47,7 +46,7 @@ class FuzzItem(pytest.Item):
             write_cases(run, out)
             write_repros(run, out)
         # On a pytest-xdist worker the run is here only: its report carries it to the controller.
-        self.user_properties.append((FUZZ_RUN, json.dumps(run_document(run, out), default=_jsonable)))
+        self.user_properties.append((FUZZ_RUN, json.dumps(run_document(run, out), default=numpy_scalars)))
         self.user_properties.append(("conformance-fuzz", summary(run)))
         if run.clusters:
             raise FuzzFailure(summary(run))

@@ -160,6 +160,7 @@ def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndar
     numpy = DTYPES[dtype].numpy
     count = int(np.prod(shape, dtype=np.int64))
     rng = np.random.default_rng(filling["seed"])
+    values: np.ndarray
     if filling["base"] == "distinct":  # no zero: a signed zero comes from the palette alone
         values = rng.permutation(count) - count // 2
         values = np.where(values >= 0, values + 1, values)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -127,7 +127,9 @@ class _View:
     def __init__(self, item: Item, written: Inputs):
         self.item, self.written = item, written
         case = item.case
-        self.pooling: tuple[str, dict, tuple[int, ...]] | None = None  # (domain, attributes, X's shape)
+        # (domain, attributes, X's shape), or None where the item pools nothing (Any: the checks
+        # that read it run only after asking whether it is set)
+        self.pooling: Any = None
         if case.op in ("MaxPool", "NhwcMaxPool"):
             self.pooling = case.domain, case.attributes, item.inputs[0].spec.shape
         elif case.upstream and case.upstream.op == "MaxPool":  # a round trip: its MaxPool's questions

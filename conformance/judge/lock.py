@@ -6,7 +6,7 @@ default seed, one line per item whose expectations the reference backend derives
 sorted by id, so that a change to the reference that moves an expected value shows as a diff
 in review, and a merge regenerates it cleanly. ``conformance lock --check`` compares the
 reference's answers with it; ``conformance lock --update`` rewrites it, after checking the
-reference against the naive loops of ``tests/naive.py`` on every item whose line changes. A run
+reference against the naive loops of ``reference_backend/naive.py`` (the specification) on every item whose line changes. A run
 with the default seed checks each derived expectation against its line (a mismatch is a suite
 error, never the backend's).
 """
@@ -14,16 +14,17 @@ error, never the backend's).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import sys
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from ..expand.items import Item, load_items
+from reference_backend.naive import (naive_activation, naive_max_pool, naive_max_unpool,
+                                     naive_openvino_max_pool)
+
+from ..expand.items import Item, load_items, stored
 from ..load.cases import bundled_case_dir
 from ..load.limits import ReadRefused, read_state_text
 from .verdict import SuiteError
@@ -126,15 +127,27 @@ def current_lines(items: list[Item], seed: int = 0) -> tuple[dict[str, str], dic
     return lines, outputs
 
 
-@cache
-def naive_module():
-    """tests/naive.py, which a clone has beside conformance/ (an installed wheel has not)."""
-    root = str(Path(__file__).resolve().parents[2])
-    if not (Path(root) / "tests" / "naive.py").exists():
-        return None
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    return importlib.import_module("tests.naive")
+def naive_outputs(item: Item, written: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The outputs of a suite item by the naive loops (reference_backend/naive.py, the specification),
+    from its inputs as the case writes them (channels-first); Y in the operator's own layout, as
+    the model gives it."""
+    attrs = dict(item.case.attributes)
+    count = len(item.outputs)
+    if item.case.domain == "org.openvinotoolkit":
+        return list(naive_openvino_max_pool(written["X"], **attrs))[:count]
+    if item.case.op in ("MaxPool", "NhwcMaxPool"):
+        activation, bounds = attrs.pop("activation", None), attrs.pop("activation_params", None)
+        y, indices = naive_max_pool(written["X"], **attrs)
+        if activation:
+            y = naive_activation(y, *bounds)
+        return [stored(y, item.layout), indices][:count]
+    written_shape = written.get("output_shape")
+    output_shape = None if written_shape is None else [int(d) for d in written_shape]
+    if item.case.upstream:
+        pooled, indices = naive_max_pool(written[item.inputs[0].name], **item.case.upstream.attributes)
+    else:
+        pooled, indices = written["X"], written["I"]
+    return [naive_max_unpool(pooled, indices, output_shape=output_shape, **attrs)]
 
 
 def _first_differences(item: Item, reference: dict[str, np.ndarray], naive: list[np.ndarray]) -> list[str]:
@@ -155,9 +168,8 @@ def _first_differences(item: Item, reference: dict[str, np.ndarray], naive: list
 
 def naive_disagreement(item: Item, reference: dict[str, np.ndarray], seed: int = 0) -> list[str]:
     """Where the reference and the naive loops differ on ``item`` (empty: they agree)."""
-    naive = naive_module()
     try:
-        theirs = naive.naive_outputs(item, item.case_inputs(seed))
+        theirs = naive_outputs(item, item.case_inputs(seed))
     except Exception as e:  # noqa: BLE001 - the naive loops refusing is a disagreement too
         return [f"    the naive loops refuse it: {type(e).__name__}: {e}"]
     return _first_differences(item, reference, theirs)
@@ -172,7 +184,7 @@ def diff(items: list[Item], locked: dict[str, str], now: dict[str, str],
     for key in changed[:SHOWN_ITEMS]:
         text.append(f"{key}:\n    now:    {now.get(key, '(no derived expectation)')}\n"
                     f"    locked: {locked.get(key, '(not in the lock)')}")
-        if key in by_id and naive_module() is not None:
+        if key in by_id:
             disagreement = naive_disagreement(by_id[key], outputs[key])
             text.append("    the naive loops agree with the reference now" if not disagreement else
                         "    the reference now differs from the naive loops:\n" + "\n".join(disagreement))
@@ -202,10 +214,6 @@ def check(case_dir: Path | None = None) -> int:
 
 
 def update(case_dir: Path | None = None) -> int:
-    if naive_module() is None:
-        print("conformance lock --update needs tests/naive.py (a clone of the repository, not an installed wheel)",
-              file=sys.stderr)
-        return 2
     path = lock_path(case_dir)
     try:
         locked = read_lock(path) if path.exists() or path.is_symlink() else {}  # the first lock of a directory

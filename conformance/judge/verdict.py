@@ -12,34 +12,20 @@ import dataclasses
 import itertools
 import traceback
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Sequence
 
 import numpy as np
 import onnx
 
-from ..backends import Backend, Unsupported
-from ..backends.isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
-                                 RaisedInBackend, malformed, process_output)
+from ..backends import (Backend, BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
+                        RaisedInBackend, Unsupported, malformed, process_output)
 from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity
+from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
 from .ambiguities import Answer, Questions, answer, combined_readings, questions
 
 SHOWN_MISMATCHES = 8
-
-
-class Outcome(str, Enum):
-    PASS = "pass"  # the expected outputs, or an invalid model refused
-    FAIL = "fail"  # wrong outputs, or an invalid model accepted
-    ERROR = "error"  # a refusal of a valid model, or an answer that is not a list of arrays
-    CRASH = "crash"  # the backend's process died (isolated runs)
-    TIMEOUT = "timeout"  # no answer within the per-item timeout (isolated runs)
-    UNSUPPORTED = "unsupported"  # the backend says it cannot run this operator or type
-    DIVERGENT = "divergent"  # behaviour the documents leave open: recorded, never judged
-    XFAIL = "xfail"  # a known failure, listed in the backend's expectations file
-    XPASS = "xpass"  # listed as a known failure but passes: the list is out of date
-    SKIPPED = "skipped"  # listed in the backend's skips file (it hangs on the item): never run
 
 
 @dataclass
@@ -190,7 +176,7 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
 def derive(item: Item, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Answer | None]:
     """The expected outputs, and the reference backend's answer (loaded through the backend
     interface) where a derived output needed it (else None)."""
-    expected = {o.name: o.expected for o in item.outputs}
+    expected: dict[str, Any] = {o.name: o.expected for o in item.outputs}
     if all(value is not None for value in expected.values()):
         return expected, None
     derived = answer(item, inputs)
@@ -275,7 +261,7 @@ def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarr
         if not inside[at]:
             why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
         else:
-            element = np.unravel_index(int(row_major[at]), x.shape)
+            element: tuple[Any, ...] = np.unravel_index(int(row_major[at]), x.shape)
             shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
             why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
         shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
@@ -355,8 +341,9 @@ def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict
     where one matched); and per open question, the readings the outputs are consistent with."""
     case = item.case
     open_ones = [registry[key] for key in found.ids if registry[key].status == "open"]
-    expected = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
-                for a in open_ones]
+    # an open question always names its reference reading (str, where the type allows None)
+    expected: list[Any] = [case.expected_reading if case.ambiguity and a.id == case.ambiguity.id else a.reference
+                           for a in open_ones]
     per_question = {a.id: [reading] for a, reading in zip(open_ones, expected)}
     if not mismatches:
         return ", ".join(expected), f"observed: {', '.join(expected)} (the case's outputs)", None, per_question

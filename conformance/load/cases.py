@@ -20,7 +20,7 @@ import numpy as np
 import yaml
 
 from .geometry_checks import check_attribute_values, check_geometry, pool_output_shape
-from .limits import DEFAULT_LIMITS, Limits, ReadRefused, check_structure, read_text
+from .limits import DEFAULT_LIMITS, FieldPath, Limits, ReadRefused, check_structure, format_path, read_text
 from .operators import Operator, operators
 from .parameters import ParameterError, instances
 
@@ -30,9 +30,6 @@ REGISTRY_FILE = "ambiguities.yaml"
 DEFAULT_DOMAIN = "ai.onnx"
 CASE_SUFFIXES = (".yaml", ".yml")
 MAX_MESSAGE = 500  # characters of an error message shown: a value quoted in it may be huge
-
-FieldPath = tuple[Any, ...]
-
 
 class CaseError(Exception):
     """A case file is malformed."""
@@ -56,13 +53,6 @@ def escaped(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def format_path(path: FieldPath) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 @dataclass(frozen=True)
@@ -302,7 +292,7 @@ def load_case_file(file: Path, registry: dict[str, Ambiguity], limits: Limits = 
         for name, instance in expanded:
             try:
                 validate(source, path, instance, case_schema)
-                cases.append(_build_case(source, path, name, instance, operator, registry, limits))
+                cases.append(build_case(source, path, name, instance, operator, registry, limits))
             except CaseError as e:
                 if name != raw["name"]:
                     e.message = f"instance {name}: {e.message}"
@@ -361,7 +351,7 @@ def _derive(case: Case, operator: Operator) -> Case | None:
                                derived_from=f"{case.file.name}:{case.line}")
 
 
-def _build_case(source: Source, path: FieldPath, case_name: str, raw: dict, operator: Operator,
+def build_case(source: Source, path: FieldPath, case_name: str, raw: dict, operator: Operator,
                 registry: dict[str, Ambiguity], limits: Limits) -> Case:
     def error(subpath: FieldPath, message: str) -> CaseError:
         return source.error(path + subpath, message)
@@ -401,7 +391,7 @@ def _check_names(raw: dict, operator: Operator, error) -> Upstream | None:
     upstream = _upstream(raw["upstream"], operator, input_ports, error) if "upstream" in raw else None
     for index, name in enumerate(raw.get("outputs", {})):
         if name not in output_ports:
-            where = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
+            where: FieldPath = ("outputs", index) if isinstance(raw["outputs"], list) else ("outputs", name)
             raise error(where, f"{operator.name} has no output {name!r}")
     versions = raw.get("versions")
     for i, version in enumerate(versions if isinstance(versions, list) else (versions or {}).values()):
@@ -468,7 +458,8 @@ def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...]
                     limits: Limits, error) -> None:
     """Budgets for every case; a valid geometry for a case that expects outputs. The upstream
     node comes first: its output shapes are the shapes of the inputs it feeds."""
-    nodes = [((), operator.domain, operator.name, raw.get("attributes", {}), inputs)]
+    nodes: list[tuple[FieldPath, str, str, Any, tuple[InputSpec, ...]]] = [
+        ((), operator.domain, operator.name, raw.get("attributes", {}), inputs)]
     if upstream is not None:
         nodes.insert(0, (("upstream",), operator.domain, upstream.op, upstream.attributes, upstream.inputs))
     fed: dict[str, tuple[int, ...]] = {}
@@ -482,7 +473,7 @@ def _check_geometry(operator: Operator, raw: dict, inputs: tuple[InputSpec, ...]
                        lambda port: fields.get(port, ("upstream", "attributes")), error)
         if where == ("upstream",) and "X" in shapes:
             produced = pool_output_shape(domain, op, attributes, shapes["X"])
-            fed = {consumed: produced for consumed in upstream.feeds.values()} if produced else {}
+            fed = {consumed: produced for consumed in upstream.feeds.values()} if produced and upstream else {}
 
 
 def _upstream(raw: dict, operator: Operator, input_ports: set[str], error) -> Upstream:
@@ -508,7 +499,7 @@ def _input(name: str, spec: dict) -> InputSpec:
     return InputSpec(name, spec.get("dtype"), spec.get("data"), spec.get("random"))
 
 
-def _output(name: str, spec: dict | str) -> OutputSpec:
+def _output(name: str, spec: Any) -> OutputSpec:  # "derived", or a mapping the schema checked
     if spec == "derived":
         return OutputSpec(name, None)
     if "shape" in spec:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeGuard
 
 from .limits import Limits
 
@@ -72,7 +72,7 @@ def check_geometry(domain: str, op: str, attributes: dict, shapes: dict[str, tup
     inputs by port, channels-first; ``output_shape``: MaxUnpool's literal output_shape input."""
     dialect = DIALECTS.get((domain, op))
     kernel = attributes.get(dialect.kernel) if dialect else None
-    if not _ints(kernel):
+    if dialect is None or not _ints(kernel):
         return  # absent or of the wrong kind: the signature checks report it
     rank = len(kernel)
 
@@ -112,7 +112,7 @@ def pool_output_shape(domain: str, op: str, attributes: dict, x: tuple[int, ...]
     upstream MaxPool whose outputs feed the case's MaxUnpool."""
     dialect = DIALECTS.get((domain, op))
     kernel = attributes.get(dialect.kernel) if dialect else None
-    if op == "MaxUnpool" or not _ints(kernel) or not _consistent(dialect, attributes, len(kernel), len(x)):
+    if dialect is None or op == "MaxUnpool" or not _ints(kernel) or not _consistent(dialect, attributes, len(kernel), len(x)):
         return None
     return x[:2] + _pool_output(dialect, x[2:], kernel, attributes)
 
@@ -199,5 +199,5 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun[:-2] + 'es' if noun.endswith('is') else noun + 's'}"
 
 
-def _ints(value: Any) -> bool:
+def _ints(value: Any) -> TypeGuard[list[int]]:
     return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)

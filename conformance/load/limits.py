@@ -13,8 +13,20 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
+
+
+# Where a field sits in a YAML document: keys and list indices from the top, e.g. ("cases", 3, "attributes")
+FieldPath = tuple[Any, ...]
+
+
+def format_path(path: FieldPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
 
 
 @dataclass(frozen=True)
@@ -147,14 +159,13 @@ def check_structure(text: str, limits: Limits) -> None:
 
 def _walk(text: str, limits: Limits, loader: type) -> None:
     expanded = 0
-    anchored: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
+    anchored: dict[str | None, int] = {}  # anchor -> nodes of its value, aliases expanded
     open_: list[_Open] = []
     path: list = []  # the key or index of the current child of each open collection
 
     def where(event: yaml.Event) -> tuple[int, str]:
-        from .cases import format_path  # noqa: PLC0415 - cases imports this module
-
-        return event.start_mark.line + 1, format_path(tuple(p for p in path if p is not None))
+        mark: Any = event.start_mark  # a parser's event always has its mark
+        return mark.line + 1, format_path(tuple(p for p in path if p is not None))
 
     def place(event: yaml.NodeEvent) -> bool:
         """Enter the node in its parent; whether it is a mapping key."""

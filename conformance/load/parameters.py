@@ -39,7 +39,8 @@ def instances(raw: dict, limits: Limits = DEFAULT_LIMITS) -> list[tuple[str, dic
     design = pairwise if spec.get("design") == "pairwise" else product
     template = {key: value for key, value in raw.items() if key != "parameters"}
     _check_rows(spec, [len(options) for options in values], limits)
-    found, nodes = [], 0
+    found: list[tuple[str, dict]] = []
+    nodes = 0
     for row in design([len(options) for options in values]):
         chosen = {name: options[index] for name, options, index in zip(names, values, row)}
         keys = {name: _keys(options) for name, options in zip(names, values)}

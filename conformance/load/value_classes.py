@@ -21,7 +21,7 @@ CLASSES = ("neg_inf", "lowest", "neg_normal_min", "neg_subnormal_min", "negative
            "normal_min", "sibling", "highest", "inf", NAN)
 
 # Values the type holds and a sibling type does not (exactly or at all), by label.
-SIBLING_VALUES = {
+SIBLING_VALUES: dict[str, dict[str, float]] = {
     "float16": {"inexact_in_bfloat16": 1 + 2**-10},
     "bfloat16": {"beyond_float16": 2.0**40},
     "float32": {"inexact_in_16_bit_types": 1 + 2**-23, "beyond_float16": 100000.0},
@@ -39,14 +39,14 @@ def edge_values(dtype: str) -> tuple[tuple[str, object], ...]:
     sibling values are labelled `sibling:<label>`."""
     numpy = DTYPES[dtype].numpy
     if DTYPES[dtype].is_integer:
-        info = np.iinfo(numpy)
-        values = {"lowest": int(info.min), "highest": int(info.max)}
+        integers = np.iinfo(numpy)
+        values: dict[str, float] = {"lowest": int(integers.min), "highest": int(integers.max)}
     else:
-        info = ml_dtypes.finfo(numpy)
-        tiny, normal = float(info.smallest_subnormal), float(info.smallest_normal)
-        values = {"neg_inf": -np.inf, "lowest": float(info.min), "neg_normal_min": -normal,
+        floats = ml_dtypes.finfo(numpy)
+        tiny, normal = float(floats.smallest_subnormal), float(floats.smallest_normal)
+        values = {"neg_inf": -np.inf, "lowest": float(floats.min), "neg_normal_min": -normal,
                   "neg_subnormal_min": -tiny, "negative_zero": -0.0, "subnormal_min": tiny,
-                  "normal_min": normal, "highest": float(info.max), "inf": np.inf}
+                  "normal_min": normal, "highest": float(floats.max), "inf": np.inf}
     values |= {f"sibling:{label}": value for label, value in SIBLING_VALUES[dtype].items()}
     # -0.0 sorts between the negatives and the smallest positive subnormal
     return tuple(sorted(values.items(), key=lambda kv: (kv[1], not np.signbit(kv[1]))))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ..expand.items import Item, load_items
 from ..load import value_classes
@@ -84,7 +85,7 @@ def answer_values(case_dir: Path, items: list[Item]) -> dict[str, dict[str, int 
     from ..judge.verdict import expected_outputs
 
     wanted = {tuple(ref.split(":")) for ref in selectors_data()["axes"]["answer_values"]["cases"]}
-    table: dict[str, dict[str, int | None]] = {}
+    table: dict[str, dict[str, Any]] = {}  # a count, or None where the type has no such value
     for name, signatures in _rows_by_operator().items():
         for dtype in sorted({t for s in signatures for t in _value_port_types(s)}):
             have = value_classes.classes_of(dtype)
@@ -102,7 +103,7 @@ def answer_values(case_dir: Path, items: list[Item]) -> dict[str, dict[str, int 
         for label, _ in value_classes.edge_values(row.split("[")[1][:-1]):
             column = value_classes.column(label)
             # the sibling column counts its rarest label: every value a sibling cannot hold must show
-            now = table[row][column]
+            now = table[row][column]  # a count here: the loop visits the type's own values
             table[row][column] = counts[label] if column != "sibling" or now == 0 else min(now, counts[label])
         if table[row][value_classes.NAN] is not None:
             table[row][value_classes.NAN] = counts[value_classes.NAN]
@@ -117,7 +118,7 @@ GEOMETRY_ATTRIBUTES = {"pads": ("pads", "pads_begin"), "auto_pad": ("auto_pad",)
 def rank_geometry(items: list[Item]) -> dict[str, dict[str, int | None]]:
     """"operator rank" -> geometry attribute -> valid items that set it; None where no version of
     the operator has the attribute."""
-    table = {}
+    table: dict[str, dict[str, Any]] = {}  # a count, or None where the version has no such output
     for name, signatures in _rows_by_operator().items():
         has = set().union(*(s.attributes for s in signatures))
         for rank in RANKS:
@@ -135,7 +136,7 @@ def rank_geometry(items: list[Item]) -> dict[str, dict[str, int | None]]:
 def degenerate_extents(items: list[Item]) -> dict[str, dict[str, int | None]]:
     """"operator-version" -> "extent Y|Indices" -> items (must-reject ones included); None where
     the version has no such output."""
-    table = {}
+    table: dict[str, dict[str, Any]] = {}  # a count, or None where the version has no such output
     for name, signatures in _rows_by_operator().items():
         for s in signatures:
             kinds = ("Indices",) if s.op == "MaxUnpool" else ("Y", "Indices") if _has_indices(s) else ("Y",)
@@ -194,7 +195,7 @@ def open_questions(items: list[Item], registry: dict) -> dict[str, dict[str, int
 
 
 @cache
-def tables(case_dir: Path) -> dict[str, dict[str, dict[str, int | None]]]:
+def tables(case_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
     registry = load_registry(case_dir)
     items = load_items(case_dir, registry)
     return {"open_questions": open_questions(items, registry), "answer_values": answer_values(case_dir, items),

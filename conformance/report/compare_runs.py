@@ -11,7 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .results import FAILING, observed_reading, shorten
+from ..outcomes import FAILING_WORDS
+from .results import observed_reading, shorten
 
 
 
@@ -50,13 +51,13 @@ def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
                 change.message = f"{observed_reading(was)} -> {observed_reading(now)}"
                 result.changed_divergences.append(change)
             continue
-        if now["outcome"] in FAILING and was["outcome"] not in FAILING:
+        if now["outcome"] in FAILING_WORDS and was["outcome"] not in FAILING_WORDS:
             result.regressions.append(change)
         elif was["outcome"] == "pass" and now["outcome"] == "unsupported":
             result.regressions.append(change)
-        elif was["outcome"] in FAILING and now["outcome"] not in FAILING:
+        elif was["outcome"] in FAILING_WORDS and now["outcome"] not in FAILING_WORDS:
             result.fixes.append(change)
-        elif was["outcome"] in FAILING and now["outcome"] in FAILING:
+        elif was["outcome"] in FAILING_WORDS and now["outcome"] in FAILING_WORDS:
             result.changed_failures.append(change)
         elif "divergent" in (was["outcome"], now["outcome"]):
             result.changed_divergences.append(change)

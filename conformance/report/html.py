@@ -7,8 +7,9 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from ..fuzz.render import fuzz_html
-from .results import (FAILING, OUTCOMES, Cluster, backends, case_class, disagreements, divergences, errata,
+from ..outcomes import FAILING_WORDS, REPORT_WORDS
+from .fuzz_section import fuzz_html
+from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
                       failure_clusters, matrix, opset_regressions, shorten, totals)
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
@@ -73,7 +74,7 @@ def _badge(outcome: str, count: int | str, href: str | None = None) -> str:
 
 
 def _counts(counter: Counter, links: dict[str, str] | None = None) -> str:
-    return ("".join(_badge(o, counter[o], (links or {}).get(o)) for o in OUTCOMES if counter.get(o))
+    return ("".join(_badge(o, counter[o], (links or {}).get(o)) for o in REPORT_WORDS if counter.get(o))
             or "<span class='none'>-</span>")
 
 
@@ -149,7 +150,7 @@ def _matrix(items: list[dict], names: list[str]) -> str:
     header = "".join(f"<th>{escape(n)}</th>" for n in names)
     def links(op: str, version: int, backend: str) -> dict[str, str]:
         failing = _anchor("failures", backend, f"{op}-{version}")
-        return {**OUTCOME_SECTION, **{o: failing for o in FAILING}}
+        return {**OUTCOME_SECTION, **{o: failing for o in FAILING_WORDS}}
 
     rows = "".join(f"<tr><th>{escape(op)}-{version}</th>"
                    + "".join(f"<td>{_counts(per_backend.get(n, Counter()), links(op, version, n))}</td>" for n in names)
@@ -291,7 +292,8 @@ def _errata(items: list[dict]) -> str:
         return "<h2 id='errata'>Errata</h2><p>No case of this run corrects its document.</p>"
     rows = "".join(f"<tr><td><code>{escape(e['file'])}:{e['line']}</code></td><td>{escape(e['case'])}</td>"
                    f"<td>{escape(e['reason'])}</td></tr>" for e in found)
-    return f"<h2 id='errata'>Errata ({len(found)})</h2><table><tr><th>where</th><th>case</th><th>the document prints, and why it is wrong</th></tr>{rows}</table>"
+    return (f"<h2 id='errata'>Errata ({len(found)})</h2><table><tr><th>where</th><th>case</th>"
+            f"<th>the document prints, and why it is wrong</th></tr>{rows}</table>")
 
 
 def _known_failures(items: list[dict]) -> str:

@@ -12,12 +12,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..fuzz.render import fuzz_markdown
 from ..load.limits import ReadRefused, read_state_text
 from ..load.schema_check import compile_schema
+from ..outcomes import FAILING_WORDS, REPORT_WORDS
+from .fuzz_section import fuzz_markdown
 
-FAILING = ("fail", "error", "crash", "timeout", "xpass")
-OUTCOMES = ("pass", "xfail", "divergent", "unsupported", "skipped", "fail", "error", "crash", "timeout", "xpass")
 
 Record = dict[str, Any]
 MAX_RESULTS_BYTES = 1 << 30  # a nightly run of every backend writes about 60 MB
@@ -104,7 +103,7 @@ def opset_regressions(items: list[Record]) -> list[dict[str, Any]]:
     found = []
     for (backend, op, file, case, dtype), by_version in sorted(groups.items()):
         outcomes = set(by_version.values())
-        if "pass" in outcomes and outcomes & set(FAILING):
+        if "pass" in outcomes and outcomes & set(FAILING_WORDS):
             found.append({"backend": backend, "op": op, "file": file, "case": case, "dtype": dtype,
                           "outcomes": dict(sorted(by_version.items()))})
     return found
@@ -274,7 +273,7 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
     """Each backend's failing items clustered by cause signature, the largest cluster first."""
     grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in items:
-        if r["outcome"] in FAILING:
+        if r["outcome"] in FAILING_WORDS:
             grouped[r["backend"], cause_signature(r)].append(r)
     clusters: dict[str, list[Cluster]] = defaultdict(list)
     for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
@@ -307,9 +306,9 @@ def render_markdown(document: dict[str, Any]) -> str:
         lines += ["**Partial run**" + (" (interrupted)" if document["interrupted"] else "") + ": not every item ran.", ""]
     lines.append(", ".join(f"{b['name']} {b['version']}" for b in env["backends"])
                  + f"; onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']}")
-    lines += ["", "| backend | " + " | ".join(OUTCOMES) + " | total |", "|---" * (len(OUTCOMES) + 2) + "|"]
+    lines += ["", "| backend | " + " | ".join(REPORT_WORDS) + " | total |", "|---" * (len(REPORT_WORDS) + 2) + "|"]
     for backend, counts in totals(items).items():
-        lines.append(f"| {backend} | " + " | ".join(str(counts.get(o, 0)) for o in OUTCOMES)
+        lines.append(f"| {backend} | " + " | ".join(str(counts.get(o, 0)) for o in REPORT_WORDS)
                      + f" | {sum(counts.values())} |")
     regressions = opset_regressions(items)
     lines += ["", f"## Opset regressions ({len(regressions)})", ""]

@@ -26,6 +26,7 @@ from .axes import question_columns
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
+FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
 HTML_FILE = "report.html"
 MARKDOWN_FILE = "summary.md"
 
@@ -166,8 +167,9 @@ class Results:
 
     def write(self, partial: bool, interrupted: bool = False) -> Path:
         self.last_write = time.monotonic()
+        assert self.directory is not None, "results without a report directory are never written"
         return _write_report(self.directory / RESULTS_FILE,
-                             json.dumps(self.document(partial, interrupted), allow_nan=False, default=_jsonable))
+                             json.dumps(self.document(partial, interrupted), allow_nan=False, default=numpy_scalars))
 
 
 def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
@@ -178,9 +180,10 @@ def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
 
     document = results.document(partial, interrupted)
     directory = results.directory
+    assert directory is not None, "results without a report directory are never written"
     if not partial:
         write_scripts(document, directory)
-    _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=_jsonable))
+    _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     _write_report(directory / HTML_FILE, render_html(document))
     _write_report(directory / MARKDOWN_FILE, render_markdown(document))
 
@@ -191,7 +194,7 @@ SCRIPTS_DIR = "repro"
 def write_scripts(document: dict[str, Any], directory) -> None:
     """The standalone script of each failure cause's smallest item, the one the HTML shows, as
     ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
-    from ..repro import find_item, item_script
+    from .scripts import find_item, item_script
     from .html import SHOWN_CLUSTERS
     from .results import failure_clusters
 
@@ -254,7 +257,8 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def _jsonable(value: Any) -> Any:
+def numpy_scalars(value: Any) -> Any:
+    """``json.dumps``'s ``default``: a numpy scalar is written as the Python number it holds."""
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"cannot write {type(value).__name__} to JSON")

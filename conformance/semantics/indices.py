@@ -13,12 +13,15 @@ A negative index (a window with no element) is left as it is.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .readings import DEFAULT, Readings
 
 
 def _column_major(coords, extents) -> np.ndarray:
+    flat: Any
     flat, step = np.zeros_like(coords[0]) if coords else 0, 1
     for coord, extent in zip(coords, extents):
         flat = flat + coord * step

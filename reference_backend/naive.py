@@ -1,26 +1,56 @@
-"""A deliberately naive MaxPool/MaxUnpool: nested loops over every output and window element.
+"""The specification: MaxPool and MaxUnpool as deliberately naive nested loops over every output
+and window element, which the fast path (``maxpool.py``, ``maxunpool.py``) is checked against
+(``tests/test_reference_vs_naive.py`` on random problems, ``conformance lock --update`` on every
+derived item whose expectation moves).
 
-It shares no code with reference_backend. Output sizes and SAME pads are the documents' formulas
-written out with real division and math.floor/ceil, as printed; the windows are enumerated one
-element at a time. It follows the same documented choices as the reference where the documents
-are open (see cases/ambiguities.yaml): ceil_mode drops a window starting past the input, ties keep
-the first maximum in row-major window order, NaN propagates, and an all-padding window gives
--inf / the integer minimum with index -1.
+It shares no code with the rest of the package, nor with ``conformance.semantics`` (an
+import-linter contract in pyproject.toml keeps it so). Output sizes and SAME pads are the
+documents' formulas written out with real division and math.floor/ceil, as printed; the windows
+are enumerated one element at a time. Where the documents are open (cases/ambiguities.yaml) it
+follows the registry's default reading, and the alternative ones the fast path implements for
+the element comparison, given as ``readings`` ({question: reading}; a ``Readings`` works too):
+
+* ``ceil-window-starts-in-padding``: ceil_mode drops a window starting past the input
+  (``drop-window-starting-past-input``) or keeps it (``formula-as-printed``);
+* ``nan-in-window``: the first NaN is selected (``nan-propagates``), NaN never compares greater,
+  so it stays only where it comes first (``nan-ignored``), or NaN is passed over, a window of NaN
+  only being one without elements (``nan-never-selected``);
+* ``signed-zero-tie``: of equal maxima the first is kept (``first-in-window``), +0.0 beats -0.0
+  (``positive-zero``), or the last is kept (``last-in-window``);
+* ``storage-order-scope``: storage_order=1 numbers the spatial positions column-major within a
+  plane (``spatial-column-major``) or the whole tensor column-major (``tensor-column-major``);
+* ``maxunpool-duplicate-indices``: of values sent to one position the last in row-major order of X
+  wins (``last-write-wins``) or the first (``first-write-wins``).
+
+An all-padding window gives -inf / the integer minimum with index -1.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from typing import Any, Mapping
 
 import numpy as np
+
+DEFAULT_READINGS = {
+    "ceil-window-starts-in-padding": "drop-window-starting-past-input",
+    "nan-in-window": "nan-propagates",
+    "signed-zero-tie": "first-in-window",
+    "storage-order-scope": "spatial-column-major",
+    "maxunpool-duplicate-indices": "last-write-wins",
+}
+
+
+def _reading(readings: Mapping[str, str] | Any, question: str) -> str:
+    return readings[question] if readings is not None else DEFAULT_READINGS[question]
 
 
 class NaiveError(ValueError):
     pass
 
 
-def output_geometry(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode):
+def output_geometry(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, drop_late_window=True):
     """(output size, begin pad) of one axis, by the formulas of MaxPool-10..22."""
     effective = (kernel - 1) * dilation + 1
     if auto_pad == "VALID":
@@ -33,7 +63,7 @@ def output_geometry(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad
     total = size + pad_begin + pad_end - effective
     if ceil_mode:
         out = math.ceil(total / stride + 1)
-        if (out - 1) * stride >= size + pad_begin:  # the last window would start past the input
+        if drop_late_window and (out - 1) * stride >= size + pad_begin:  # the last window would start past the input
             out -= 1
     else:
         out = math.floor(total / stride + 1)
@@ -41,8 +71,12 @@ def output_geometry(size, kernel, stride, dilation, pad_begin, pad_end, auto_pad
 
 
 def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
-                   auto_pad="NOTSET", ceil_mode=0, storage_order=0):
+                   auto_pad="NOTSET", ceil_mode=0, storage_order=0, readings=None):
     rank = len(kernel_shape)
+    drop = _reading(readings, "ceil-window-starts-in-padding") == "drop-window-starting-past-input"
+    nan_reading = _reading(readings, "nan-in-window")
+    zero_tie = _reading(readings, "signed-zero-tie")
+    whole_tensor = _reading(readings, "storage-order-scope") == "tensor-column-major"
     strides = strides or [1] * rank
     dilations = dilations or [1] * rank
     pads = pads or [0] * (2 * rank)
@@ -51,7 +85,7 @@ def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
     outs, begins = [], []
     for i in range(rank):
         out, begin = output_geometry(spatial[i], kernel_shape[i], strides[i], dilations[i],
-                                     pads[i], pads[i + rank], auto_pad, ceil_mode)
+                                     pads[i], pads[i + rank], auto_pad, ceil_mode, drop)
         if out < 0:
             raise NaiveError(f"negative output size on axis {i}")
         outs.append(out)
@@ -71,8 +105,9 @@ def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
                     if any(p < 0 or p >= spatial[i] for i, p in enumerate(at)):
                         continue
                     value = x[(n, c) + tuple(at)].item()  # exact: a Python int for integer types
-                    if (best_at is None or value > best
-                            or (math.isnan(value) and not math.isnan(best))):
+                    if nan_reading == "nan-never-selected" and math.isnan(value):
+                        continue
+                    if best_at is None or _prefers(value, best, nan_reading, zero_tie):
                         best, best_at = value, at
                 if best_at is None:
                     fill = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
@@ -80,20 +115,40 @@ def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
                     indices[(n, c) + o] = -1
                     continue
                 y[(n, c) + o] = x[(n, c) + tuple(best_at)]
-                if storage_order == 0:
-                    within = 0
-                    for i in range(rank):
-                        within = within * spatial[i] + best_at[i]
-                else:
-                    within, step = 0, 1
-                    for i in range(rank):
-                        within += best_at[i] * step
-                        step *= spatial[i]
-                indices[(n, c) + o] = (n * n_channel + c) * plane + within
+                indices[(n, c) + o] = _index(n, c, best_at, x.shape, storage_order, whole_tensor)
     return y, indices
 
 
-def naive_max_unpool(x, indices, kernel_shape, strides=None, pads=None, output_shape=None):
+def _prefers(value, best, nan_reading, zero_tie):
+    """Whether the window's next element ``value`` replaces the one kept, ``best``."""
+    if nan_reading == "nan-propagates" and math.isnan(value) and not math.isnan(best):
+        return True
+    if value == 0 and best == 0 and zero_tie != "first-in-window":
+        return zero_tie == "last-in-window" or (math.copysign(1, value) > 0 > math.copysign(1, best))
+    return value > best  # False for a NaN on either side: under nan-ignored a NaN first stays
+
+
+def _index(n, c, at, shape, storage_order, whole_tensor):
+    """The flat index of element ``at`` of plane (n, c): row-major, or column-major (storage_order=1)
+    within the plane or, under ``tensor-column-major``, over the whole tensor."""
+    position = [n, c, *at]
+    if storage_order == 0:
+        order = range(len(shape))
+    elif whole_tensor:
+        order = reversed(range(len(shape)))
+    else:
+        within, step = 0, 1
+        for i in range(2, len(shape)):
+            within += at[i - 2] * step
+            step *= shape[i]
+        return (n * shape[1] + c) * step + within
+    flat = 0
+    for i in order:
+        flat = flat * shape[i] + position[i]
+    return flat
+
+
+def naive_max_unpool(x, indices, kernel_shape, strides=None, pads=None, output_shape=None, readings=None):
     rank = len(kernel_shape)
     strides = strides or [1] * rank
     pads = pads or [0] * (2 * rank)
@@ -104,11 +159,15 @@ def naive_max_unpool(x, indices, kernel_shape, strides=None, pads=None, output_s
         ]
     y = np.zeros(output_shape, dtype=x.dtype)
     flat = y.reshape(-1)
+    first_wins = _reading(readings, "maxunpool-duplicate-indices") == "first-write-wins"
+    written = set()
     for position in itertools.product(*[range(v) for v in x.shape]):
         target = int(indices[position])
         if not 0 <= target < flat.size:
             raise NaiveError(f"index {target} out of range")
-        flat[target] = x[position]
+        if not (first_wins and target in written):
+            flat[target] = x[position]
+        written.add(target)
     return y
 
 
@@ -177,27 +236,3 @@ def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=
                     within = within * spatial[i] + best_at[i]
                 indices[(n, c) + o] = ((n * x.shape[1] + c) * plane + within) % bound
     return y, indices.astype(np.int32 if index_element_type == "i32" else np.int64)
-
-
-def naive_outputs(item, written):
-    """The outputs of a suite item (``conformance.expand.items.Item``) by the naive loops, from its inputs
-    as the case writes them (channels-first); Y in the operator's own layout, as the model gives it."""
-    from conformance.expand.items import stored
-
-    attrs = dict(item.case.attributes)
-    count = len(item.outputs)
-    if item.case.domain == "org.openvinotoolkit":
-        return list(naive_openvino_max_pool(written["X"], **attrs))[:count]
-    if item.case.op in ("MaxPool", "NhwcMaxPool"):
-        activation, bounds = attrs.pop("activation", None), attrs.pop("activation_params", None)
-        y, indices = naive_max_pool(written["X"], **attrs)
-        if activation:
-            y = naive_activation(y, *bounds)
-        return [stored(y, item.layout), indices][:count]
-    output_shape = written.get("output_shape")
-    output_shape = None if output_shape is None else [int(d) for d in output_shape]
-    if item.case.upstream:
-        pooled, indices = naive_max_pool(written[item.inputs[0].name], **item.case.upstream.attributes)
-    else:
-        pooled, indices = written["X"], written["I"]
-    return [naive_max_unpool(pooled, indices, output_shape=output_shape, **attrs)]
