@@ -111,27 +111,28 @@ def special_values(dtype: str) -> list[float | int]:
     numpy = DTYPES[dtype].numpy
     if DTYPES[dtype].is_integer:
         info = np.iinfo(numpy)
-        values = [int(info.min), int(info.max), 0, -1, 1, int(info.min) + 1]
+        integers = [int(info.min), int(info.max), 0, -1, 1, int(info.min) + 1]
         if dtype == "int32":
-            values += [2**24 + 1, 2**24, -(2**24 + 1)]
+            integers += [2**24 + 1, 2**24, -(2**24 + 1)]
         if dtype == "int64":
-            values += [2**53 + 1, 2**53, -(2**53 + 1), 2**63 - 1]
-        values = [v for v in values if info.min <= v <= info.max]
+            integers += [2**53 + 1, 2**53, -(2**53 + 1), 2**63 - 1]
+        values: list[float | int] = [v for v in integers if info.min <= v <= info.max]
         return values + _new_edge_values(dtype, values)
-    info = ml_dtypes.finfo(numpy) if numpy == ml_dtypes.bfloat16 else np.finfo(numpy)
-    values = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, float(info.min), float(info.max),
-              float(info.smallest_subnormal), -float(info.smallest_subnormal)]
-    values += {"float32": [2049.0, 2048.0, 70000.0], "float64": [1 + 2**-30, 1.0, 2049.0, 1e300],
-               "bfloat16": [1e38, -1e38, 2.0**-130], "float16": [2049.0, 2048.0]}.get(dtype, [])
-    values = [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in values]
+    floats = ml_dtypes.finfo(numpy) if numpy == ml_dtypes.bfloat16 else np.finfo(numpy)
+    specials = [float("nan"), float("-inf"), float("inf"), -0.0, 0.0, float(floats.min), float(floats.max),
+                float(floats.smallest_subnormal), -float(floats.smallest_subnormal)]
+    specials += {"float32": [2049.0, 2048.0, 70000.0], "float64": [1 + 2**-30, 1.0, 2049.0, 1e300],
+                 "bfloat16": [1e38, -1e38, 2.0**-130], "float16": [2049.0, 2048.0]}.get(dtype, [])
+    values = [float(np.asarray(v).astype(numpy).astype(np.float64)) if np.isfinite(v) else v for v in specials]
     return values + _new_edge_values(dtype, values)
 
 
-def _new_edge_values(dtype: str, drawn: list) -> list:
+def _new_edge_values(dtype: str, drawn: list[float | int]) -> list[float | int]:
     """The edge values of ``value_classes`` (smallest normals, sibling values...) not among ``drawn``,
     so that each of them can be the answer of a fuzzed window as well."""
     known = {(float(v), bool(np.signbit(v))) for v in drawn if not (isinstance(v, float) and math.isnan(v))}
-    return [v for _, v in edge_values(dtype) if (float(v), bool(np.signbit(v))) not in known]
+    edges = [value for _, value in edge_values(dtype)]
+    return [v for v in edges if isinstance(v, (int, float)) and (float(v), bool(np.signbit(v))) not in known]
 
 
 # Where each float type's neighbours merge in the next narrower type (float64 -> float32 at
