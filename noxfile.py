@@ -75,11 +75,13 @@ def nightly(session: nox.Session) -> None:
 
 @nox.session
 def example(session: nox.Session) -> None:
-    """The example report: ONNX Runtime and OpenVINO side by side, raw, on a cut of the cases
-    (ai.onnx MaxPool-12 and MaxUnpool-11: every element type, Indices, the failures of both) that
-    keeps results.json near 2 MB; the tests read it as a real run."""
+    """The example report: ONNX Runtime on the CPU, OpenVINO and ONNX Runtime's WebGPU build (whose
+    layout transformer runs ai.onnx MaxPool on its NHWC kernels) side by side, raw, on a cut of the
+    cases (ai.onnx MaxPool-12 and MaxUnpool-11: every element type, Indices, the failures of each)
+    that keeps results.json near 3 MB; the tests read it as a real run."""
     session.install("-e", ".[ort,openvino]")
-    session.run("pytest", "conformance", "--backend=ort,openvino", "-n", "auto", "-k", EXAMPLE_CUT,
+    session.run("conformance", "setup", "ort-js")
+    session.run("pytest", "conformance", "--backend=ort,openvino,ort-js[ep=webgpu]", "-n", "auto", "-k", EXAMPLE_CUT,
                 f"--report={EXAMPLE}", success_codes=[0, 1])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import textwrap
 
 import jsonschema
@@ -236,3 +237,17 @@ def test_every_failing_item_has_a_standalone_script_that_fails_on_its_bug(pytest
     assert "import onnxruntime" in (tmp_path / "ort.py").read_text() and written.returncode in (0, 1)
     assert main(["repro", "MaxPool-12/no_such_case[float32]", "--backend=ort"]) == 2
     assert capsys.readouterr().err.startswith("conformance repro: no item MaxPool-12/no_such_case[float32]")
+
+
+@pytest.mark.parametrize("item_id", ["MaxPool-12/negative_pads[float32]", "MaxPool-12/infinities/1d-y[float32]"])
+def test_a_script_for_a_runtime_it_does_not_run_says_so_and_exits_2(item_id, tmp_path):
+    """The stub of a backend without a runner is no refusal: a must-reject item's script must not
+    say "refused, as it should" and exit 0, nor a valid item's report a bug."""
+    from conformance.load.cases import bundled_case_dir
+    from conformance.report.scripts import find_item, item_script
+
+    script = tmp_path / "repro.py"
+    script.write_text(item_script(find_item(item_id, bundled_case_dir()), "my.module:Runtime", seed=0))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (2, "fill in run(): run the model on your runtime and return "
+                                                          "its outputs in order")

@@ -138,9 +138,18 @@ TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8
     return [o.numpy() for o in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
 ''',
 }
-GENERIC_RUNNER = '''def run(model, feeds):
-    raise NotImplementedError("run the model on your runtime here and return its outputs in order")
+GENERIC_RUNNER = '''class RunNotFilledIn(Exception):
+    """The script cannot judge a runtime it does not run: neither a refusal nor a bug."""
+
+
+def run(model, feeds):
+    raise RunNotFilledIn("fill in run(): run the model on your runtime and return its outputs in order")
 '''
+# A stub's exception is no refusal: the script says so and exits 2, never "refused, as it should".
+_NOT_FILLED_IN = """    if type(e).__name__ == 'RunNotFilledIn':
+        print(e)
+        sys.exit(2)
+"""
 
 
 def standalone_script(item: Item, inputs: dict[str, np.ndarray], backend: str, reject: str | None,
@@ -203,7 +212,7 @@ def _model_code(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[s
 REFUSAL_CHECK = """try:
     outputs = run(model, feeds)
 except Exception as e:
-    print('refused, as it should:', type(e).__name__, str(e).splitlines()[0] if str(e) else '')
+""" + _NOT_FILLED_IN + """    print('refused, as it should:', type(e).__name__, str(e).splitlines()[0] if str(e) else '')
     sys.exit(0)
 print('BUG: the runtime ran an invalid model and returned', [getattr(o, 'shape', o) for o in outputs])
 sys.exit(1)"""
@@ -211,7 +220,7 @@ sys.exit(1)"""
 OUTPUT_CHECK = """try:
     outputs = run(model, feeds)
 except Exception as e:
-    print('BUG: the runtime refuses a valid model:', type(e).__name__, e)
+""" + _NOT_FILLED_IN + """    print('BUG: the runtime refuses a valid model:', type(e).__name__, e)
     sys.exit(1)
 outputs = list(outputs)
 if len(outputs) != len(expected):
