@@ -9,7 +9,8 @@
     nox -s example                regenerate the example report in docs/example/ (ort and openvino on a cut of the cases)
     nox -s oldest                 the own tests on Python 3.10 with every dependency at its lower bound
     nox -s bench                  time the reference backend against ONNX Runtime and onnx.reference,
-                                  and the fuzz's throughput per backend
+                                  the fuzz's throughput per backend, and the harness's four figures
+                                  (suite / floor, tests, fuzz, repro line) as ratios against their goals
 """
 
 import datetime
@@ -98,8 +99,10 @@ def oldest(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """The benchmark tables of the README (a few minutes, most of it onnx.reference): the backends
-    on large max poolings, then the fuzz's configurations per second per backend."""
+    """The benchmark tables of the README (a quarter of an hour, most of it onnx.reference and the
+    project's tests): the backends on large max poolings, the fuzz's configurations per second per
+    backend, then the harness against its floors (tests/harness_benchmark.py)."""
     session.install("-e", ".[test]")
     session.run("python", "-m", "tests.benchmark", *session.posargs)
     session.run("python", "-m", "tests.fuzz_benchmark")
+    session.run("python", "-m", "tests.harness_benchmark", "--tests")

@@ -13,16 +13,16 @@ import sys
 import time
 from functools import cache
 
-from conformance.expand.items import load_items
 from conformance.judge.verdict import Outcome, evaluate
-from conformance.load.cases import bundled_case_dir, load_registry
+from conformance.load.cases import bundled_case_dir
 from conformance.outcomes import FAILING_WORDS
 from conformance.report.results import failure_clusters
 from conformance.report.writer import item_record
+from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS, Mutant
 from tests.test_mutants import MutantBackend
 
-REGISTRY = load_registry(bundled_case_dir())
+REGISTRY = bundled_registry()
 # One root bug each, among them those a vendor trial met in tinygrad and onnx2torch.
 SINGLE = ["padding_is_zero", "accumulator_starts_at_zero", "indices_per_plane", "storage_order_ignored",
           "dilations_ignored", "same_total_without_dilation", "int8_compared_unsigned", "unpool_indices_per_plane",
@@ -45,7 +45,7 @@ def combined(names: tuple[str, ...]) -> Mutant:
 @cache
 def items(share: int = 1) -> list:
     """Every ``share``-th item of the bundled cases (1: all)."""
-    return load_items(bundled_case_dir(), REGISTRY)[::share]
+    return bundled_items()[::share]
 
 
 def records(backend: MutantBackend, selected: list) -> list[dict]:

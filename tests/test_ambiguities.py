@@ -7,11 +7,12 @@ import json
 import pytest
 import yaml
 
-from conformance.expand.items import expand, load_items
+from conformance.expand.items import expand
 from conformance.judge.ambiguities import _PREFILTERS, detected
-from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
+from conformance.load.cases import load_case_file
+from tests.bundled import bundled_items, bundled_registry
 
-REGISTRY = load_registry(bundled_case_dir())
+REGISTRY = bundled_registry()
 
 
 def item(tmp_path, op="MaxPool", version=12, **case):
@@ -106,7 +107,7 @@ def test_every_prefilter_names_a_registry_entry():
 
 def test_every_open_question_is_reached_by_a_bundled_item():
     reached = set()
-    for made in load_items(bundled_case_dir(), REGISTRY):
+    for made in bundled_items():
         reached.update(detected(made, made.case_inputs(0), REGISTRY))
     open_ones = {key for key, entry in REGISTRY.items() if entry.status == "open"}
     assert open_ones <= reached, json.dumps(sorted(open_ones - reached))

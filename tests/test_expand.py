@@ -10,12 +10,9 @@ import onnx
 import pytest
 from onnx import helper
 
-from conformance.expand.items import expand, load_items
+from conformance.expand.items import expand
 from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
-
-
-def bundled_items():
-    return load_items(bundled_case_dir())
+from tests.bundled import bundled_items
 
 
 def versions_by_case():

@@ -26,6 +26,7 @@ from conformance.fuzz.space import Target, all_targets, select_targets
 from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter
 from reference_backend import ReferenceBackend
+from tests.bundled import bundled_items
 from tests.mutants import MUTANTS
 from tests.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
 from tests.mutants_paths import PATH_MUTANTS
@@ -231,11 +232,9 @@ WRONG_ANSWERS = [
 
 def _cluster_with_indices(reject: str | None = None):
     """A cluster of a MaxPool-12 item with Y and Indices, as the fuzz would report it."""
-    from conformance.expand.items import load_items
     from conformance.fuzz.engine import Cluster, FuzzRun, Signature
     from conformance.judge.verdict import Verdict
-    from conformance.load.cases import bundled_case_dir
-    item = next(i for i in load_items(bundled_case_dir(), REGISTRY) if i.id == "MaxPool-12/with_argmax_2d_precomputed_pads[float32]")
+    item = next(i for i in bundled_items() if i.id == "MaxPool-12/with_argmax_2d_precomputed_pads[float32]")
     config = {"reject": reject} if reject else {}
     cluster = Cluster(Signature("MaxPool", "fail", "values", "float32", True), config, item,
                       Verdict(Outcome.FAIL, "Y: 1 of 9 elements differ"))

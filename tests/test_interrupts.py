@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jsonschema
@@ -30,6 +31,7 @@ CASES = 12  # x 2 versions: 24 items of 50 ms (tests.faulty_backends:Slow)
 RUNS = 10  # per signal and mode: 20 SIGINT and 20 SIGKILL in all
 WINDOW_S = {"-n0": 3.0, "-n2": 4.0}  # about a whole run's length after its first write, on 2 cores
 SEED = 20261123
+AT_ONCE = 4  # runs under way side by side
 
 
 def case_file() -> str:
@@ -72,13 +74,18 @@ def interrupt(directory: Path, mode: str, signal_number: int, delay_s: float) ->
 
 def test_runs_stopped_at_random_moments_leave_valid_reports_and_no_process(tmp_path):
     rng = random.Random(SEED)
-    stopped_midway = 0
+    plans = []  # (directory, mode, signal name, delay): drawn in order, whatever order the runs end in
     for number, (mode, name) in enumerate((m, s) for m in WINDOW_S for s in ("SIGINT", "SIGKILL") for _ in range(RUNS)):
         directory = tmp_path / str(number)
         (directory / "cases").mkdir(parents=True)
         (directory / "cases" / "small.yaml").write_text(case_file())
-        delay_s = rng.uniform(0, WINDOW_S[mode])
-        result = interrupt(directory, mode, getattr(signal, name), delay_s)
+        plans.append((directory, mode, name, rng.uniform(0, WINDOW_S[mode])))
+    # Each run waits most of its time (for its first write, its moment, the 50 ms items): several
+    # at once, each with its own marker for the processes it leaves.
+    with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
+        results = list(pool.map(lambda plan: interrupt(plan[0], plan[1], getattr(signal, plan[2]), plan[3]), plans))
+    stopped_midway = 0
+    for (_, mode, name, delay_s), result in zip(plans, results):
         report, where = result["report"], f"{name} {mode} after {delay_s:.2f} s"
         jsonschema.validate(report, SCHEMA)
         assert result["left"] == [], where

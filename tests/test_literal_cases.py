@@ -10,16 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.expand.items import load_items
 from conformance.judge.verdict import same_bits
-from conformance.load.cases import bundled_case_dir
 from conformance.semantics import QUESTIONS, Readings
 from reference_backend import ReferenceBackend
 from conformance.judge.lock import naive_outputs
+from tests.bundled import bundled_items
 
 
 def literal_items():
-    return [item for item in load_items(bundled_case_dir()) if item.expectation == "literal"]
+    return [item for item in bundled_items() if item.expectation == "literal"]
 
 
 def readings_of(item) -> Readings:

@@ -14,7 +14,8 @@ from conformance.expand.items import load_items
 from conformance.judge import ambiguities, lock
 from conformance.judge.lock import Lock, LockError, lock_path
 from conformance.judge.verdict import SuiteError, evaluate
-from conformance.load.cases import bundled_case_dir, load_registry
+from conformance.load.cases import load_registry
+from tests.bundled import bundled_items
 
 CASES = """\
     op: MaxPool
@@ -73,7 +74,7 @@ def test_a_run_judges_no_item_whose_derived_expectation_left_the_lock(case_dir):
 
 def test_the_bundled_lock_covers_exactly_the_derived_items():
     locked = set(lock.read_lock(lock_path()))
-    assert locked == {item.id for item in load_items(bundled_case_dir()) if item.expectation == "derived"}
+    assert locked == {item.id for item in bundled_items() if item.expectation == "derived"}
 
 
 def test_the_cli_runs_as_a_module(tmp_path):

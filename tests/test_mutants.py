@@ -12,23 +12,22 @@ from functools import cache
 
 import pytest
 
-from conformance.expand.items import load_items
 from conformance.judge.ambiguities import detected
 from conformance.judge.verdict import Outcome, evaluate
-from conformance.load.cases import bundled_case_dir, load_registry
+from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS, Mutant
 from conformance.report.results import readings_by_path
 from conformance.report.writer import question_columns
 from tests.mutants_depth import DEPTH_MUTANTS, SPLIT_READING_MUTANTS
 from tests.mutants_paths import PATH_MUTANTS, Call, PathMutant
 
-REGISTRY = load_registry(bundled_case_dir())
+REGISTRY = bundled_registry()
 
 
 @cache
 def items_round_robin():
     by_class = defaultdict(list)
-    for item in load_items(bundled_case_dir(), REGISTRY):
+    for item in bundled_items():
         by_class[item.case.file.name, item.case.name.split("/")[0]].append(item)
     return [item for batch in itertools.zip_longest(*by_class.values()) for item in batch if item]
 

@@ -9,14 +9,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.expand.items import load_items, qualified_op, stored
+from conformance.expand.items import qualified_op, stored
 from conformance.judge.ambiguities import _may_differ, _View, answer
 from conformance.judge.verdict import same_bits
-from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.semantics import QUESTIONS, Readings, UnknownReading
+from tests.bundled import bundled_items, bundled_registry
 
-REGISTRY = load_registry(bundled_case_dir())
-ITEMS = load_items(bundled_case_dir(), REGISTRY)
+REGISTRY = bundled_registry()
+ITEMS = bundled_items()
 BY_ID = {item.id: item for item in ITEMS}
 
 

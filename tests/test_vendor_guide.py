@@ -18,6 +18,10 @@ from conformance import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# The guide's runs on a slice of the suite: operator versions 1 and 9 hold every domain (ai.onnx,
+# both NHWC ones, OpenVINO's), ONNX Runtime's refusals (unsupported), its errors and failures, and
+# open questions (divergent), in about a tenth of the items. The whole suite runs in test_plugin.
+SLICE = ["-m", "version1 or version9"]
 
 
 def guide_blocks(language: str) -> list[str]:
@@ -50,12 +54,12 @@ def test_the_adapter_runs_the_whole_suite_exactly_as_the_built_in_ort_adapter(ad
     command = commands()[0].split()  # pytest --pyargs conformance --backend=my_runtime_backend:... --report ...
     assert command[:4] == ["pytest", "--pyargs", "conformance", "--backend=my_runtime_backend:MyRuntimeBackend"]
     result = run([str(BIN / "pytest"), "--pyargs", "conformance", "--backend=ort,my_runtime_backend:MyRuntimeBackend",
-                  "-n", "2", "-q", "-p", "no:cacheprovider", "--report", "out"], cwd=adapter)
+                  "-n", "2", "-q", "-p", "no:cacheprovider", "--report", "out", *SLICE], cwd=adapter)
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]  # ONNX Runtime has failures
     found = outcomes(adapter / "out")
     theirs = {item: outcome for (backend, item), outcome in found.items() if backend == "my_runtime_backend:MyRuntimeBackend"}
     ours = {item: outcome for (backend, item), outcome in found.items() if backend == "ort"}
-    assert len(theirs) > 4000 and theirs == ours
+    assert len(theirs) > 1000 and theirs == ours
     assert sum(o == "unsupported" for o in theirs.values()) > 300  # NotImplementedError kept apart from errors
 
 
@@ -92,23 +96,24 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     reference = run([str(bin_dir / "pytest"), "--pyargs", "conformance", "--backend=reference", "-n", "2", "-q",
-                     "--report", "reference"], elsewhere)
+                     "--report", "reference", *SLICE], elsewhere)
     assert reference.returncode == 0, reference.stdout[-3000:]
     items = json.loads((elsewhere / "reference" / "results.json").read_text())["items"]
-    assert len(items) > 4000 and items[0]["file"].startswith("bundled_cases/")  # the wheel's copy
+    assert len(items) > 1000 and items[0]["file"].startswith("bundled_cases/")  # the wheel's copy
 
     first, draft, again = commands()[1:]
     assert first.startswith("pytest --pyargs conformance --backend=my-runtime ")
-    assert run([str(bin_dir / first.split()[0]), *first.split()[1:]], elsewhere).returncode == 1
+    assert run([str(bin_dir / first.split()[0]), *first.split()[1:], *SLICE], elsewhere).returncode == 1
     first_run = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
     # --lf reruns just the failures, found again by their node ids (report elsewhere: the draft reads this one)
-    last_failed = [word.replace("reports/my-runtime", "reports/last-failed") for word in first.split()] + ["--lf"]
+    last_failed = [word.replace("reports/my-runtime", "reports/last-failed") for word in first.split()] + ["--lf", *SLICE]
     assert run([str(bin_dir / last_failed[0]), *last_failed[1:]], elsewhere).returncode == 1
     rerun_outcomes = json.loads((elsewhere / "reports" / "last-failed" / "results.json").read_text())["summary"]
     assert rerun_outcomes == {o: n for o, n in first_run.items() if o in ("fail", "error", "crash", "timeout")}
     assert run([str(bin_dir / draft.split()[0]), *draft.split()[1:]], elsewhere).returncode == 0
-    rerun = run([str(bin_dir / again.split()[0]), *again.split()[1:]], elsewhere)
+    rerun = run([str(bin_dir / again.split()[0]), *again.split()[1:], *SLICE], elsewhere)
     assert rerun.returncode == 0, rerun.stdout[-3000:]
     summary = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
-    assert summary["xfail"] > 300 and not {"fail", "error", "xpass"} & set(summary)
+    failed = sum(n for o, n in first_run.items() if o in ("fail", "error", "crash", "timeout"))
+    assert summary["xfail"] == failed > 50 and not {"fail", "error", "xpass"} & set(summary)
 

@@ -190,10 +190,11 @@ def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndar
     sprinkled = rng.random(count) < filling["rate"] / (8 if filling["base"] == "lowest" else 1)
     palette = filling["palette"]
     picks = rng.integers(0, len(palette), count)
+    # each special as the type holds it (integers exactly), then placed in one vectorised step
+    held = np.array([numpy.type(v) if DTYPES[dtype].is_integer else np.asarray(v).astype(numpy) for v in palette],
+                    dtype=numpy)
     out = array.reshape(-1).copy()
-    for index in np.flatnonzero(sprinkled):
-        out[index] = np.asarray(palette[picks[index]]).astype(numpy) if not DTYPES[dtype].is_integer \
-            else numpy.type(palette[picks[index]])
+    out[sprinkled] = held[picks[sprinkled]]
     return out.reshape(shape)
 
 

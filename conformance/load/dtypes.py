@@ -40,10 +40,13 @@ class DType:
 
     def _integers(self, values) -> np.ndarray:
         info = np.iinfo(self.numpy)
-        if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-            if values.size and (int(values.min()) < info.min or int(values.max()) > info.max):
+        # an integer array, or Python ints that numpy holds exactly: checked without a loop
+        held = values if isinstance(values, np.ndarray) else _as_integer_array(values)
+        if held is not None and held.dtype.kind in "iu":
+            if not held.size or (int(held.min()) >= info.min and int(held.max()) <= info.max):
+                return held.astype(self.numpy)
+            if held is values:
                 raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}]")
-            return values.astype(self.numpy)
         elements = np.array(values, dtype=object)  # Python ints stay exact
         exact = []
         for value in elements.flat:
@@ -56,6 +59,16 @@ class DType:
             outside = next(v for v in exact if v < info.min or v > info.max)
             raise ValueError(f"{self.name} values must lie in [{info.min}, {info.max}], not {outside}")
         return np.array(exact, dtype=self.numpy).reshape(elements.shape)
+
+
+def _as_integer_array(values) -> np.ndarray | None:
+    """``values`` as an integer array where numpy holds every one exactly (no float, bool or
+    object among them), else None."""
+    try:
+        array = np.array(values)
+    except (ValueError, TypeError, OverflowError):  # ragged, or beyond every integer type
+        return None
+    return array if array.dtype.kind in "iu" else None
 
 
 DTYPES = {
