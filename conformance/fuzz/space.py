@@ -316,9 +316,9 @@ def _sizes_where_ceil_adds_a_window(sizes: list[int], kernel: list[int], a: dict
     grown = []
     for axis, size in enumerate(sizes):
         extent, stride, begin = (kernel[axis] - 1) * dilations[axis] + 1, strides[axis], pads[axis]
-        total = lambda n: n + begin + pads[rank + axis] - extent  # noqa: E731 - the formula's numerator
-        fits = [n for n in range(size, size + 2 * stride)
-                if total(n) >= 0 and total(n) % stride and (total(n) // stride + 1) * stride < n + begin]
+        fits = [n for n in range(size, size + 2 * stride)  # total: the output formula's numerator
+                if (total := n + begin + pads[rank + axis] - extent) >= 0 and total % stride
+                and (total // stride + 1) * stride < n + begin]
         grown.append(fits[0] if fits and size > 0 else size)
     return grown
 
