@@ -93,14 +93,27 @@ def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
 
     y = np.zeros([n_batch, n_channel] + outs, dtype=x.dtype)
     indices = np.zeros([n_batch, n_channel] + outs, dtype=np.int64)
-    plane = 1
-    for extent in spatial:
-        plane *= extent
-    for n in range(n_batch):
-        for c in range(n_channel):
+    for position, best_at in _kept_elements(x, outs, begins, kernel_shape, strides, dilations, nan_reading, zero_tie):
+        if best_at is None:
+            y[position], indices[position] = _lowest(x.dtype), -1
+            continue
+        n, c = position[:2]
+        y[position] = x[(n, c) + tuple(best_at)]
+        indices[position] = _index(n, c, best_at, x.shape, storage_order, whole_tensor)
+    return y, indices
+
+
+def _kept_elements(x, outs, begins, kernel, strides, dilations, nan_reading="nan-propagates",
+                   zero_tie="first-in-window"):
+    """(output position, the window element kept there) for every output position of every plane:
+    the first element no later one is preferred to, by the readings (None for a window that holds
+    no element of the input)."""
+    rank, spatial = len(kernel), x.shape[2:]
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
             for o in itertools.product(*[range(v) for v in outs]):
                 best, best_at = None, None
-                for j in itertools.product(*[range(k) for k in kernel_shape]):
+                for j in itertools.product(*[range(k) for k in kernel]):
                     at = [o[i] * strides[i] - begins[i] + j[i] * dilations[i] for i in range(rank)]
                     if any(p < 0 or p >= spatial[i] for i, p in enumerate(at)):
                         continue
@@ -109,14 +122,12 @@ def naive_max_pool(x, kernel_shape, strides=None, pads=None, dilations=None,
                         continue
                     if best_at is None or _prefers(value, best, nan_reading, zero_tie):
                         best, best_at = value, at
-                if best_at is None:
-                    fill = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
-                    y[(n, c) + o] = fill
-                    indices[(n, c) + o] = -1
-                    continue
-                y[(n, c) + o] = x[(n, c) + tuple(best_at)]
-                indices[(n, c) + o] = _index(n, c, best_at, x.shape, storage_order, whole_tensor)
-    return y, indices
+                yield (n, c) + o, best_at
+
+
+def _lowest(dtype):
+    """What a window without an element gives: the type's lowest value."""
+    return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else -np.inf
 
 
 def _prefers(value, best, nan_reading, zero_tie):
@@ -215,24 +226,14 @@ def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=
     plane = 1
     for extent in spatial:
         plane *= extent
-    for n in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            for o in itertools.product(*[range(v) for v in outs]):
-                best, best_at = None, None
-                for j in itertools.product(*[range(k) for k in kernel]):
-                    at = [o[i] * strides[i] - begins[i] + j[i] * dilations[i] for i in range(rank)]
-                    if any(p < 0 or p >= spatial[i] for i, p in enumerate(at)):
-                        continue
-                    value = x[(n, c) + tuple(at)].item()  # exact: a Python int for integer types
-                    if best_at is None or value > best or (math.isnan(value) and not math.isnan(best)):
-                        best, best_at = value, at
-                if best_at is None:
-                    y[(n, c) + o] = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
-                    indices[(n, c) + o] = -1
-                    continue
-                y[(n, c) + o] = x[(n, c) + tuple(best_at)]
-                within = 0
-                for i in range(rank):
-                    within = within * spatial[i] + best_at[i]
-                indices[(n, c) + o] = ((n * x.shape[1] + c) * plane + within) % bound
+    for position, best_at in _kept_elements(x, outs, begins, kernel, strides, dilations):
+        if best_at is None:
+            y[position], indices[position] = _lowest(x.dtype), -1
+            continue
+        n, c = position[:2]
+        y[position] = x[(n, c) + tuple(best_at)]
+        within = 0
+        for i in range(rank):
+            within = within * spatial[i] + best_at[i]
+        indices[position] = ((n * x.shape[1] + c) * plane + within) % bound
     return y, indices.astype(np.int32 if index_element_type == "i32" else np.int64)
