@@ -313,3 +313,11 @@ def test_the_html_report_clusters_failures_by_cause_per_backend_with_links():
     assert links <= anchors, links - anchors
     assert "href='#failures-small-MaxPool-8'" in page and "href='#failures-big-MaxPool-22'" in page  # matrix counts
     assert "<nav aria-label='contents'>" in page
+
+
+def test_a_backend_whose_runtime_is_missing_names_the_extra_that_installs_it():
+    from conformance.backends.base import import_extra
+
+    with pytest.raises(ImportError, match=r"^the tract backend needs numpy and no_such_runtime: "
+                                          r"pip install 'maxpool-conformance\[tract\]'$"):
+        import_extra("tract", "tract", "numpy", "no_such_runtime.onnx")

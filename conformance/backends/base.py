@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -24,3 +26,13 @@ class Backend(Protocol):
         """Outputs in the order of ``model.graph.output``. Raise :class:`Unsupported` when the
         backend cannot run the operator; any other exception is a refusal (must-reject items)
         or an error (valid items)."""
+
+
+def import_extra(backend: str, extra: str, *modules: str) -> list[ModuleType]:
+    """``modules`` imported for ``backend``; where one is missing, an ImportError that names the
+    extra installing them (``conformance backends`` shows it as the reason the backend is absent)."""
+    try:
+        return [importlib.import_module(module) for module in modules]
+    except ImportError as e:
+        needs = " and ".join(dict.fromkeys(module.partition(".")[0] for module in modules))
+        raise ImportError(f"the {backend} backend needs {needs}: pip install 'maxpool-conformance[{extra}]'") from e

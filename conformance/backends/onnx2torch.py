@@ -16,18 +16,17 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from .base import Unsupported
+from .base import Unsupported, import_extra
 
 
 class Onnx2TorchBackend:
     name = "onnx2torch"
 
     def __init__(self):
+        (torch,) = import_extra("onnx2torch", "torch", "torch")
         try:
-            import torch
-            from onnx2torch import convert
-        except ImportError as e:
-            raise ImportError("the onnx2torch backend needs onnx2torch and torch: pip install 'maxpool-conformance[torch]'") from e
+            (onnx2torch,) = import_extra("onnx2torch", "torch", "onnx2torch")
+            convert = onnx2torch.convert
         except RuntimeError as e:  # "operator torchvision::nms does not exist": torchvision built for another torch
             raise ImportError(f"onnx2torch imports torchvision, which does not load beside torch {torch.__version__} "
                               f"(a torchvision built for another torch, e.g. CUDA's beside a CPU torch): {e}") from e

@@ -22,7 +22,7 @@ import onnx
 from onnx import helper
 
 from ..semantics import OPENVINO_DOMAIN
-from .base import Unsupported
+from .base import Unsupported, import_extra
 
 # Where OpenVINO says it cannot, rather than should not, run a model.
 CANNOT = re.compile(r"No conversion rule|is not supported|not supported yet|Unsupported operation of type|"
@@ -40,10 +40,7 @@ class OpenVinoBackend:
     name = "openvino"
 
     def __init__(self, device: str = "CPU"):
-        try:
-            import openvino
-        except ImportError as e:
-            raise ImportError("the openvino backend needs openvino: pip install 'maxpool-conformance[openvino]'") from e
+        (openvino,) = import_extra("openvino", "openvino", "openvino")
         self.ov = openvino
         self.core = openvino.Core()
         if device not in self.core.available_devices:

@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from .base import Unsupported
+from .base import Unsupported, import_extra
 
 # How ONNX Runtime and its execution providers word "this build cannot run that operator" outside
 # the NOT_IMPLEMENTED status (always a refusal of this kind):
@@ -42,12 +42,7 @@ LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended"
 class OrtBackend:
     def __init__(self, providers: str = "CPUExecutionProvider", optimization: str = "all", threads: str = "0",
                  **provider_options: str):
-        try:
-            import onnxruntime
-        except ImportError as e:
-            raise ImportError(
-                "the ort backend needs onnxruntime: pip install 'maxpool-conformance[ort]'"
-            ) from e
+        (onnxruntime,) = import_extra("ort", "ort", "onnxruntime")
         if optimization not in LEVELS:
             raise ValueError(f"optimization={optimization!r}: use one of {', '.join(LEVELS)}")
         self.ort = onnxruntime

@@ -22,7 +22,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import Unsupported
+from .base import Unsupported, import_extra
 
 ONNX_DOMAINS = ("", "ai.onnx")
 
@@ -39,10 +39,8 @@ class TinygradBackend:
     name = "tinygrad"
 
     def __init__(self, device: str = ""):
-        try:
-            from tinygrad.nn.onnx import OnnxRunner
-        except ImportError as e:
-            raise ImportError("the tinygrad backend needs tinygrad: pip install 'maxpool-conformance[tinygrad]'") from e
+        (onnx_frontend,) = import_extra("tinygrad", "tinygrad", "tinygrad.nn.onnx")
+        OnnxRunner = onnx_frontend.OnnxRunner
         from tinygrad import Device
         from tinygrad.helpers import Context
 

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from .base import Unsupported
+from .base import Unsupported, import_extra
 
 CANNOT = re.compile(r"Unimplemented\(|elem_type: Bfloat16")
 DATUM_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
@@ -26,10 +26,7 @@ class TractBackend:
     name = "tract"
 
     def __init__(self):
-        try:
-            import tract
-        except ImportError as e:
-            raise ImportError("the tract backend needs tract: pip install 'maxpool-conformance[tract]'") from e
+        (tract,) = import_extra("tract", "tract", "tract")
         self.tract = tract
         self.version = tract.version()
 
