@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from conformance.backends import load_backend
-from conformance.backends.isolated import IsolatedBackend
+from conformance.backends.isolation.runner import IsolatedBackend
 from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.fuzz.engine import Fuzzer
 from conformance.fuzz.space import all_targets

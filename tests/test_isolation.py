@@ -203,7 +203,7 @@ def test_a_crash_restarts_the_backend_for_the_next_item(tmp_path, monkeypatch):
 INHERITED_LIMIT = """\
 import resource, sys
 from pathlib import Path
-from conformance.backends.isolated import IsolatedBackend
+from conformance.backends.isolation.runner import IsolatedBackend
 from conformance.expand.items import load_items
 from conformance.judge.verdict import SuiteError, evaluate
 from conformance.load.cases import load_registry

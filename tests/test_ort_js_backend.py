@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from conformance.backends import load_backend, ort_js_setup
-from conformance.backends.isolated import BackendCrashed, IsolatedBackend, _frame, _read_frame
+from conformance.backends import BackendCrashed, load_backend, ort_js_setup
+from conformance.backends.isolation.runner import IsolatedBackend
+from conformance.backends.isolation.wire import frame, read_frame
 from conformance.backends.ort_js import OrtJsBackend, ServerDied
 from conformance.cli import main
 from tests.test_reference_vs_naive import single_node_model
@@ -139,7 +140,7 @@ def server(ep: str, modules: Path) -> tuple[subprocess.Popen, int, int]:
 @pytest.mark.skipif(ort_js_setup.node_problem() is not None, reason="no Node.js >= 18")
 def test_a_server_that_cannot_load_onnxruntime_answers_one_framed_line(tmp_path):
     process, requests, answers = server("cpu", tmp_path)
-    header, buffers = _read_frame(answers)
+    header, buffers = read_frame(answers)
     assert header["kind"] == "failed" and header["message"].startswith(f"cannot load onnxruntime from {tmp_path}")
     assert buffers == [] and process.wait(timeout=30) == 0
 
@@ -154,9 +155,9 @@ def test_a_model_and_its_inputs_cross_and_outputs_come_back_typed_and_shaped():
 @needs_setup
 def test_a_bad_frame_ends_the_server_with_a_message():
     process, requests, answers = server("cpu", ort_js_setup.node_modules())
-    for chunk in _frame({"pin": True}, [b"not a model"]):
+    for chunk in frame({"pin": True}, [b"not a model"]):
         os.write(requests, chunk)
-    assert _read_frame(answers)[0]["kind"] == "failed"
+    assert read_frame(answers)[0]["kind"] == "failed"
     os.write(requests, struct.pack("<QI", 4, 9) + b"{}{}")  # a header longer than its frame
     assert process.wait(timeout=30) == 3
     assert "a truncated or malformed frame" in process.stderr.read().decode()

@@ -7,7 +7,7 @@ import json
 
 from conformance.load.cases import SCHEMA_DIR
 from conformance.outcomes import BACKEND_FAILURES, FAILING, FAILING_WORDS, REPORT_ORDER, REPORT_WORDS, Outcome
-from conformance.plugin import STATUS
+from conformance.plugin.terminal import STATUS
 
 
 def _schema(name: str) -> dict:

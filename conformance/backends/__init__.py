@@ -17,10 +17,11 @@ from typing import Any
 from onnx.backend.base import Backend as OnnxBackend
 
 from .base import Backend, Unsupported
-# What running a backend can end in, and the check of its answer, for the judge: the isolated
-# runner defines them, and the judge reads them here rather than from the runner's insides.
-from .isolated import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed, RaisedInBackend,
-                       malformed, process_output)
+# What running a backend can end in, and the check of its answer, for the judge: process
+# isolation defines them, and the judge reads them here rather than from the runner's insides.
+from .isolation.errors import (BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
+                               RaisedInBackend)
+from .isolation.wire import malformed, process_output
 from .onnx_backend import OnnxBackendAdapter
 
 ENTRY_POINT_GROUP = "conformance.backends"

@@ -29,7 +29,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from . import isolated
+from .isolation import child, wire
 from .base import Unsupported
 from .ort_js_setup import EPS, ICD, SERVER, environment, problems, node_modules
 
@@ -123,11 +123,11 @@ class OrtJsBackend:
             raise RuntimeError(f"the ort-js server did not start: {answer.get('message')}")
 
     def _exchange(self, header: dict[str, Any], buffers: list) -> tuple[dict, list[memoryview]]:
-        frame = isolated._frame(header, buffers)
+        frame = wire.frame(header, buffers)
         try:
             for chunk in frame:
                 _write_all(self.fds[0], chunk)
-            answer = isolated._read_frame(self.fds[1])
+            answer = wire.read_frame(self.fds[1])
         except (BrokenPipeError, ConnectionResetError):
             answer = None
         except (ValueError, KeyError, TypeError):  # a truncated or garbled answer
@@ -144,7 +144,7 @@ class OrtJsBackend:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         self.close()
         message = f"the ort-js Node server {how} while it held the item"
-        if isolated.IN_CHILD:  # the item is a crash: this process goes the way its server went
+        if child.IN_CHILD:  # the item is a crash: this process goes the way its server went
             print(f"conformance: {message}", file=sys.stderr, flush=True)
             os._exit(70)
         raise ServerDied(message)

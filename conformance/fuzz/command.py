@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..backends import BackendNotFound, load_backend
-from ..backends.isolated import IsolatedBackend
+from ..backends.isolation.runner import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun

@@ -1,0 +1,44 @@
+"""The plugin's command-line options (``pytest --help``: "ONNX max-pooling conformance suite")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..load.limits import NAMES as LIMIT_NAMES
+
+DEFAULT_SEED = 0
+DEFAULT_TIMEOUT_S = 60
+DEFAULT_MEMORY_LIMIT_MIB = 8192
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "ONNX max-pooling conformance suite")
+    group.addoption("--backend", default="reference",
+                    help="backend(s) under test, comma-separated: names registered in the conformance.backends "
+                         "entry-point group (reference, ort) or package.module:ClassName (default: reference)")
+    group.addoption("--cases", type=Path, default=None,
+                    help="run the case files in this directory instead of the bundled ones")
+    group.addoption("--report", type=Path, default=None,
+                    help="write DIR/results.json, DIR/report.html and DIR/summary.md")
+    group.addoption("--expectations", type=Path, default=None,
+                    help="known failures: a file, or a directory holding <backend>.yaml per backend")
+    group.addoption("--seed", type=int, default=DEFAULT_SEED,
+                    help=f"seed of the random inputs (default {DEFAULT_SEED})")
+    group.addoption("--isolation", choices=("process", "none"), default="process",
+                    help="run the backend in a child process, so that a crash or hang costs one item "
+                         "(default), or in the test process")
+    # Generic names (--timeout: pytest-timeout's) would collide with other plugins: ours are prefixed.
+    group.addoption("--conformance-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                    help=f"seconds an isolated backend may take per item (default {DEFAULT_TIMEOUT_S})")
+    group.addoption("--conformance-memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
+                    help=f"address-space limit of the isolated backend's process, 0 for none "
+                         f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
+    group.addoption("--conformance-fuzz", type=int, default=None, metavar="BUDGET",
+                    help="instead of the case files, fuzz each backend with BUDGET configurations (conformance fuzz)")
+    group.addoption("--conformance-fuzz-out", type=Path, default=None, metavar="DIR",
+                    help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
+    group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
+                    help="raise (or lower) a budget of case-file reading, repeatable: "
+                         + ", ".join(LIMIT_NAMES) + " (docs/case-format.md: budgets)")

@@ -1,0 +1,229 @@
+"""The run's state: its backends under test, seed, case directory, results and report, and the
+hooks that keep them (results as items report, a lost worker's item as a crash, the report at the end)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..backends import Backend, BackendNotFound, load_backend, split_specs
+from ..backends.isolation.in_process import InProcessBackend
+from ..backends.isolation.runner import IsolatedBackend
+from ..expand.cache import expand_file, expansion_cache
+from ..judge.expectations import Expectations, load_expectations, load_skips
+from ..judge.lock import Lock, lock_path
+from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
+from ..load.limits import parse_limits
+from ..outcomes import Outcome
+from ..report.writer import ReportDirectory, ReportError, Results, environment, item_record, write_reports
+from .options import DEFAULT_SEED
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the conformance package: pytest collects the suite from it
+RECORD = "conformance"  # the user property that carries an item's record from its worker to the controller
+STATE = pytest.StashKey["SuiteSession"]()
+
+
+@dataclass
+class BackendUnderTest:
+    spec: str  # as given to --backend
+    backend: Backend  # loaded here, for its name, version and details
+    runner: InProcessBackend | IsolatedBackend  # what runs the items: the backend in this process or in its own
+    expectations: Expectations | None
+    skips: Expectations | None  # items never run: they hang the backend
+
+
+class SuiteSession:
+    """The run's backends, seed and results; its hooks act only when the suite is requested."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.seed = config.getoption("seed")
+        expectations = config.getoption("expectations")
+        if expectations is not None and not expectations.exists():
+            raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
+        self.item_ids: set[str] = set()  # every item the case files produce, selected or not
+        self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
+        self.marks: dict[str, pytest.Mark] = {}
+        self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
+        if not self.case_dir.is_dir():
+            raise pytest.UsageError(f"--cases {self.case_dir}: not a directory")
+        try:
+            self.limits = parse_limits(config.getoption("conformance_limit"))
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
+        self.targets = [self._target(spec) for spec in split_specs(config.getoption("backend"))]
+        if len({t.spec for t in self.targets}) != len(self.targets):
+            raise pytest.UsageError("--backend names a backend twice")
+        self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        self.finished = self.interrupted = False
+        # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
+        self.expansions = expansion_cache(config, self.case_dir, self.limits)
+        report_dir = config.getoption("report")
+        self.report_dir: Any = report_dir if not hasattr(config, "workerinput") else None  # a Path, on the controller
+        # Claimed and written before the first item: a bad path is a usage error, and a run
+        # stopped at any moment from here on leaves a report (never an older run's).
+        self.directory = None
+        self.fuzz_runs: list[dict] = []  # --conformance-fuzz: each run as results.json keeps it
+        if config.getoption("conformance_fuzz") is not None and config.getoption("conformance_fuzz") < 1:
+            raise pytest.UsageError("--conformance-fuzz: the budget must be at least 1")
+        try:
+            if self.report_dir is not None:
+                self.directory = ReportDirectory.claim(self.report_dir)
+            self.results = Results(self.env, self.directory)
+            if self.directory is not None:
+                self.results.write(partial=True)
+        except ReportError as e:
+            if self.directory is not None:
+                self.directory.release()
+            raise pytest.UsageError(f"--report {report_dir}: {e}") from None
+        # The bundled cases at the default seed: each derived expectation must be as locked.
+        bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
+        self.lock = Lock(lock_path()) if bundled else None
+        self.pending: dict[str, dict] = {}  # node id -> record, from setup until the call's report
+
+    def _target(self, spec: str) -> BackendUnderTest:
+        config = self.config
+        try:
+            backend = load_backend(spec)
+        except (BackendNotFound, ImportError) as e:
+            raise pytest.UsageError(f"--backend={spec}: {e}") from None
+        runner: InProcessBackend | IsolatedBackend = InProcessBackend(backend)
+        if config.getoption("isolation") == "process":
+            runner = IsolatedBackend(spec, backend.name, backend.version,
+                                     config.getoption("conformance_timeout"),
+                                     config.getoption("conformance_memory_limit") or None)
+        expectations = skips = None
+        if config.getoption("expectations") is not None:
+            try:
+                expectations, skips = (load(config.getoption("expectations"), backend.name,
+                                            fallback=spec.partition("[")[0], details=backend.details())
+                                       for load in (load_expectations, load_skips))
+            except CaseError as e:
+                raise pytest.UsageError(f"--expectations: {e}") from None
+        return BackendUnderTest(spec, backend, runner, expectations, skips)
+
+    def mark(self, name: str, meaning: str) -> pytest.Mark:
+        """The Mark of this name, registered (for --strict-markers and `pytest --markers`) when first met."""
+        if name not in self.marks:
+            self.config.addinivalue_line("markers", f"{name}: conformance items: {meaning}")
+            self.marks[name] = getattr(pytest.mark, name).mark
+        return self.marks[name]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.directory is not None:  # with the collection errors
+            self.results.checkpoint()
+        if self.config.getoption("lf", False) or not self.item_ids:
+            return  # --lf collects only the files that failed: every entry would look stale
+        for target in self.targets:
+            for listing in (target.expectations, target.skips):
+                for entry in listing.stale(self.item_ids) if listing else ():
+                    self.stale[entry.where] = entry.match
+        if hasattr(self.config, "workeroutput"):
+            self.config.workeroutput["conformance_stale"] = self.stale
+
+    def pytest_testnodedown(self, node, error) -> None:
+        self.stale.update(getattr(node, "workeroutput", {}).get("conformance_stale", {}))
+
+    def repro(self, item_id: str, spec: str) -> str:
+        suite = ["--pyargs", "conformance"] if self.config.option.pyargs else ["conformance"]
+        words = ["pytest", *suite, f"--backend={spec}", f"--seed={self.seed}"]
+        if self.case_dir != bundled_case_dir().resolve():
+            words.append(f"--cases={self.case_dir}")
+        if self.config.getoption("expectations") is not None:
+            words.append(f"--expectations={self.config.getoption('expectations')}")
+        return shlex.join(words + ["-k", item_id])
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        for target in self.targets:
+            if target.runner is not target.backend:
+                target.runner.close()
+        self.finished = True
+        if self.directory is not None:
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+            try:
+                if self.fuzz_runs:
+                    from ..fuzz.command import write_fuzz_documents
+                    write_fuzz_documents(self.env, self.fuzz_runs, self.report_dir, base=self.results)
+                else:
+                    write_reports(self.results, partial=interrupted, interrupted=interrupted)
+            except ReportError as e:  # a full disk, say: one line, and the run cannot pass
+                self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            self.directory.release()
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
+
+    def pytest_unconfigure(self) -> None:
+        """A run stopped before its session began (Ctrl-C while xdist starts its workers) gets no
+        pytest_sessionfinish: its report still says how it ended."""
+        if self.directory is not None and not self.finished:
+            self.results.checkpoint(interrupted=self.interrupted)
+            self.directory.release()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self) -> None:
+        if self.directory is not None and not self.results.records:
+            self.results.checkpoint()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.results.add_collection_error(report.nodeid, str(report.longrepr))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = report_record(report)
+        if record is None:  # not one of the suite's items, or the report of a lost worker (recorded below)
+            return
+        if report.when == "setup":
+            self.pending[report.nodeid] = record
+        if report.when == "call":
+            self.pending.pop(report.nodeid, None)
+            self.results.add(dict(record, duration_s=round(report.duration, 6)))
+        elif report.when == "setup" and report.failed:
+            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
+            self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
+        """pytest-xdist lost the worker running ``crashitem`` (SIGKILL, the OOM killer, a crash
+        with --isolation=none): the item is a ``crash``, whether or not its setup had reported."""
+        record = self.pending.pop(crashitem, None) or self._record_of(crashitem)
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
+        message = (f"the pytest-xdist worker {worker!r} running this item died (killed, or its process crashed); "
+                   "no answer was judged")
+        if record is not None:
+            self.results.add(dict(record, outcome=Outcome.CRASH.value, message=message))
+        else:  # not an item of the suite's (a fuzz test): still never lost
+            self.results.add_collection_error(crashitem, message)
+
+    def _record_of(self, node_id: str) -> dict | None:
+        """An item's record from its node id alone: the controller of an xdist run collects
+        nothing, and a worker killed during setup has sent nothing."""
+        *parents, name = node_id.split("::")
+        item_id, _, spec = name.partition("@")
+        target = next((t for t in self.targets if t.spec == spec), None) if spec else self.targets[0]
+        files = case_files(self.case_dir)
+        named = [f for f in files if parents and f.name == parents[-1]]  # ids are unique: any file would do
+        try:
+            registry = load_registry(self.case_dir, self.limits)
+            expanded = self.expansions.items if self.expansions else expand_file
+            items = [i for file in named or files for i in expanded(file, registry, self.limits)]
+        except CaseError:
+            return None
+        item = next((i for i in items if i.id == item_id), None)
+        if item is None or target is None:
+            return None
+        return dict(item_record(item, self.case_dir), backend=target.backend.name,
+                    backend_version=target.backend.version)
+
+
+def report_record(report) -> dict | None:
+    """The record a suite item's report carries (in its user properties), or None."""
+    record = dict(getattr(report, "user_properties", ())).get(RECORD)
+    return json.loads(record) if record else None
+

@@ -1,0 +1,80 @@
+"""What the terminal shows: the header lines, each item's outcome under its own name (letter and
+word), and the table of outcomes per operator version (and backend) at the end."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from ..judge.expectations import file_names
+from ..outcomes import Outcome
+from ..report.writer import header_lines
+from .session import SuiteSession, report_record
+
+# (category, progress letter, verbose word) for pytest's summary
+STATUS = {
+    Outcome.PASS: ("passed", ".", "PASSED"),
+    Outcome.DIVERGENT: ("divergent", "d", "DIVERGENT"),
+    Outcome.XFAIL: ("xfail", "x", "XFAIL"),
+    Outcome.UNSUPPORTED: ("unsupported", "u", "UNSUPPORTED"),
+    Outcome.SKIPPED: ("skipped", "s", "SKIPPED"),
+    Outcome.FAIL: ("failed", "F", "FAILED"),
+    Outcome.ERROR: ("error", "E", "ERROR"),
+    Outcome.CRASH: ("crash", "C", "CRASH"),
+    Outcome.TIMEOUT: ("timeout", "T", "TIMEOUT"),
+    Outcome.XPASS: ("xpass", "X", "XPASS"),
+}
+
+
+class TerminalTable:
+    """The suite's lines in pytest's terminal output."""
+
+    def __init__(self, session: SuiteSession):
+        self.session = session
+
+    def expectation_lines(self) -> list[str]:
+        """Which files of --expectations each backend reads, and how many entries apply."""
+        path = self.session.config.getoption("expectations")
+        lines = []
+        for target in self.session.targets:
+            names = file_names(target.backend.name, target.spec.partition("[")[0])
+            found = [f"{e.file} ({len(e.entries)} {'entry' if len(e.entries) == 1 else 'entries'})"
+                     for e in (target.expectations, target.skips) if e]
+            looked = (f"{path}/{names[0]}.yaml" if path.is_dir() else str(path))
+            lines.append(f"conformance expectations of {target.spec}: " + (", ".join(found) or f"none ({looked} not found)"))
+        return lines
+
+    def pytest_report_header(self) -> list[str]:
+        extra = self.expectation_lines() if self.session.config.getoption("expectations") is not None else []
+        if self.session.lock is not None and self.session.lock.problem is not None:  # every derived item will say so too
+            extra.append(f"conformance WARNING: the derived expectations cannot be checked: {self.session.lock.problem}")
+        return header_lines(self.session.env) + extra
+
+    def pytest_report_teststatus(self, report: pytest.TestReport):
+        record = report_record(report)
+        if report.when == "call" and record and "outcome" in record:
+            return STATUS[Outcome(record["outcome"])]
+        return None
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.session.stale:
+            terminalreporter.section("conformance: stale expectations (they match no item)")
+            for where, match in sorted(self.session.stale.items()):
+                terminalreporter.write_line(f"{where}: {match}")
+        records = self.session.results.records
+        if not records:
+            return
+        several = len(self.session.targets) > 1
+        table = Counter((r["op"], r["version"], r["backend"], r["outcome"]) for r in records)
+        outcomes = [o.value for o in Outcome if any(k[3] == o.value for k in table)]
+        terminalreporter.section("conformance: items per op version" + (" and backend" if several else ""))
+        label = "op-version@backend" if several else "op-version"
+        terminalreporter.write_line(f"{label:<30}" + "".join(f"{o:>12}" for o in outcomes) + f"{'total':>8}")
+        for op, version, backend in sorted({k[:3] for k in table}):
+            counts = [table[op, version, backend, o] for o in outcomes]
+            row = f"{op}-{version}" + (f"@{backend}" if several else "")
+            terminalreporter.write_line(f"{row:<30}" + "".join(f"{c:>12}" for c in counts) + f"{sum(counts):>8}")
+        if self.session.report_dir is not None:
+            terminalreporter.write_line(f"conformance report: {self.session.report_dir}/ (results.json, report.html, summary.md)")
+
