@@ -10,7 +10,7 @@ into a timeout.
 
 Nothing a backend returns is unpickled: answers cross the process boundary as a JSON header and
 raw buffers (element type, shape, bytes), and the runner builds plain numpy arrays from them.
-Without isolation (:class:`InProcessBackend`) answers are copied through the same plain form, so
+Without isolation (:class:`~.in_process.InProcessBackend`) answers are copied through the same plain form, so
 the judge never holds an object of the backend's. The backend's stdout and stderr go to a pipe of
 which the runner keeps the last lines, shown with a crash.
 
