@@ -10,7 +10,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from typing import Any, Sequence
 
@@ -120,7 +119,7 @@ class IsolatedBackend:
         os.set_blocking(self.from_child, False)
         self.pidfd = os.pidfd_open(self.child.pid) if hasattr(os, "pidfd_open") else None
         # lifeline[1] is never written: the watchdog's read of it ends when the runner has gone
-        self.fds = [self.to_child, self.from_child, lifeline[1]] + ([self.pidfd] if self.pidfd is not None else [])
+        self.fds = [self.to_child, self.from_child, lifeline[1], output[0]] + ([self.pidfd] if self.pidfd is not None else [])
         self.tail = _Tail(output[0])
         header, _ = self._receive(time.monotonic() + START_TIMEOUT_S, starting=True)
         if header.get("kind") == "isolation failed":
@@ -189,11 +188,14 @@ class IsolatedBackend:
 
     def _wait(self, fd: int, event: int, deadline: float, starting: bool = False) -> None:
         """Until ``fd`` is ready; raises BackendCrashed when the child exits first (whoever else
-        holds the pipe) and BackendTimedOut at the deadline, killing the process group."""
+        holds the pipe) and BackendTimedOut at the deadline, killing the process group. Meanwhile
+        the backend's output is read as it comes: a chatty backend never blocks on a full pipe."""
         poller = select.poll()
         poller.register(fd, event)
         if self.pidfd is not None:
             poller.register(self.pidfd, select.POLLIN)
+        if not self.tail.ended:
+            poller.register(self.tail.fd, select.POLLIN)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -203,6 +205,10 @@ class IsolatedBackend:
                 raise BackendTimedOut(f"no answer within {self.timeout_s:g} s; the backend's process was killed", output)
             wait_s = remaining if self.pidfd is not None else min(remaining, POLL_S)
             ready: dict[int | None, int] = dict(poller.poll(wait_s * 1000))
+            if ready.get(self.tail.fd):
+                self.tail.read()
+                if self.tail.ended:  # every writer closed it: poll would report that again and again
+                    poller.unregister(self.tail.fd)
             if ready.get(fd):
                 return
             if ready.get(self.pidfd) or (self.pidfd is None and self.child.poll() is not None):
@@ -224,31 +230,32 @@ class IsolatedBackend:
         return f"the backend's process exited with status {code}"
 
 
-class _Tail(threading.Thread):
-    """Reads the backend's stdout and stderr as they come, keeping only their last bytes."""
+class _Tail:
+    """The backend's stdout and stderr, keeping only their last bytes. The runner reads them
+    whenever it waits on the child, and once more when it takes them: the child writes its output
+    before its answer (or dies after it), so when the answer or the death is seen, all of that
+    output is already in the pipe, and reading what is there takes no waiting."""
 
     def __init__(self, fd: int):
-        super().__init__(daemon=True, name="conformance backend output")
-        self.fd, self.kept, self.lock = fd, b"", threading.Lock()
-        self.start()
+        os.set_blocking(fd, False)
+        self.fd, self.kept, self.ended = fd, b"", False
 
-    def run(self) -> None:
-        try:
-            while chunk := os.read(self.fd, 65536):
-                with self.lock:
-                    self.kept = (self.kept + chunk)[-TAIL_BYTES:]
-        finally:
-            os.close(self.fd)
+    def read(self) -> None:
+        """All that is in the pipe now."""
+        while not self.ended:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            self.ended = not chunk
+            self.kept = (self.kept + chunk)[-TAIL_BYTES:]
 
     def clear(self) -> None:
-        with self.lock:
-            self.kept = b""
+        self.read()
+        self.kept = b""
 
     def take(self) -> str:
-        """What came since the last clear, at most the last 20 lines of it (once the process is
-        gone or given up on)."""
-        self.join(timeout=0.05)  # what a dying process wrote last may still be in the pipe
-        with self.lock:
-            kept, self.kept = self.kept, b""
+        """What came since the last clear, at most the last 20 lines of it."""
+        self.read()
+        kept, self.kept = self.kept, b""
         return "\n".join(kept.decode("utf-8", "replace").splitlines()[-20:])
-
