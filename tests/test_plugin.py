@@ -87,10 +87,32 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
     ])
     rerun = run_suite(pytester, "--backend=somepkg.mod:MyBackend", "--cases", str(pytester.path / "mine"),
                       "-k", "MaxPool-12/small[float32]")
-    rerun.assert_outcomes(failed=1, deselected=5)
+    rerun.assert_outcomes(failed=1)  # the others are never built (test_k_with_an_item_id_...)
     report = json.loads((pytester.path / "out" / "results.json").read_text())
     assert {r["outcome"] for r in report["items"]} == {"fail"}
     assert report["items"][0]["backend"] == "somepkg.mod:MyBackend"
+
+
+@pytest.mark.parametrize("word", ["MaxPool-12/infinities/1d-y[float32]", "maxpool-22/AUTO_PAD", "/1d-y[float32]",
+                                  "MaxUnpool-11/", "2d_ceil[float32]@onnx-reference", "MaxPool-12/no-such-item"])
+def test_k_with_an_item_id_builds_only_the_items_pytest_would_select(pytester, word):
+    """-k <a word with "/"> (a pasted repro line) expands only the case files that hold such an
+    item and builds only those items; the selection is the one pytest makes among all items
+    ("W or W" is an expression, which the plugin leaves to pytest)."""
+    backends = "--backend=reference,onnx-reference" if "@" in word else "--backend=reference"
+    def selected(expression: str) -> list[str]:
+        result = run_suite(pytester, backends, "--co", "-q", "-k", expression)
+        return sorted(line for line in result.outlines if "::" in line)
+
+    assert selected(word) == selected(f"{word} or {word}")
+    if "no-such" not in word:
+        assert selected(word)
+
+
+def test_the_suite_runs_without_pytest_xdist(pytester):
+    """-p no:xdist: the plugin's hooks of xdist's are optional, not unknown hooks."""
+    result = run_suite(pytester, "--backend=reference", "-p", "no:xdist", "-k", "MaxPool-12/2d_ceil[float32]")
+    result.assert_outcomes(passed=2)  # ai.onnx's, and com.ms.internal.nhwc's whose name holds it
 
 
 def test_an_unknown_backend_is_a_usage_error_that_lists_the_registered_ones(pytester):

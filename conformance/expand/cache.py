@@ -68,12 +68,17 @@ class ExpansionCache:
         self.directory, self.digest = directory, suite_digest(case_dir, limits)
 
     def registry(self, case_dir: Path, limits: Limits) -> dict[str, Ambiguity]:
-        return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits), dict)
+        return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits), "registry")
 
     def items(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[Item]:
-        return self._cached(_short(file), lambda: expand_file(file, registry, limits), list)
+        return self._cached(_short(file), lambda: expand_file(file, registry, limits), "items")
 
-    def _cached(self, name: str, compute: Callable[[], T], kind: type) -> T:
+    def ids(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[str]:
+        """The ids of ``file``'s items, kept apart from the items: a run that selects one item by
+        its id (a pasted repro line) decodes only the file that holds it."""
+        return self._cached(f"{_short(file)}-ids", lambda: [i.id for i in self.items(file, registry, limits)], "ids")
+
+    def _cached(self, name: str, compute: Callable[[], T], kind: str) -> T:
         """``compute()``, or what an earlier run stored of it. Whatever stands in the cache's
         place (a planted file, a directory, a FIFO, a link to /dev/zero, a read-only or missing
         directory) means computing again, never fewer items or an error."""
@@ -106,10 +111,10 @@ class ExpansionCache:
             raise
 
 
-def _is_a(value: object, kind: type) -> bool:
-    """The cached whole is what was stored: a list of items, or a registry."""
-    if kind is list:
-        return isinstance(value, list) and all(isinstance(v, Item) for v in value)
+def _is_a(value: object, kind: str) -> bool:
+    """The cached whole is what was stored: a list of items, a list of ids, or a registry."""
+    if kind in ("items", "ids"):
+        return isinstance(value, list) and all(isinstance(v, Item if kind == "items" else str) for v in value)
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, Ambiguity) for k, v in value.items())
 
 

@@ -79,14 +79,22 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Su
         suite: Suite = self.parent
         state = self.config.stash[STATE]
         targets = state.targets
+        names = [""] if len(targets) == 1 else [f"@{target.spec}" for target in targets]
+        part = state.name_part
+        if part and state.expansions:  # -k <id>: a file without the item is not expanded
+            ids = state.expansions.ids(self.path, suite.registry, state.limits)
+            if not any(part in f"{i}{n}".lower() for i in ids for n in names):
+                return
         expanded = state.expansions.items if state.expansions else expand_file
         for item in expanded(self.path, suite.registry, state.limits):
             if item.id in suite.seen:
                 raise item.case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
             suite.seen[item.id] = self.path
             state.item_ids.add(item.id)
-            for target in targets:
-                name = item.id if len(targets) == 1 else f"{item.id}@{target.spec}"
+            for target, suffix in zip(targets, names):
+                name = item.id + suffix
+                if part and part not in name.lower():
+                    continue
                 # The id given whole: pytest >= 9 would otherwise read "[float32]" as parameters
                 # on the cache's side only, and --lf/--ff would find no previous failure.
                 yield ConformanceItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", item=item,

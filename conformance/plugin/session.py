@@ -4,6 +4,7 @@ hooks that keep them (results as items report, a lost worker's item as a crash, 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,22 @@ class BackendUnderTest:
     skips: Expectations | None  # items never run: they hang the backend
 
 
+# pytest's -k word (_pytest/mark/expression.py): what it matches, case-insensitively, as a part
+# of the name of an item, of one of its collectors, or of one of its markers
+KEYWORD_WORD = re.compile(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+")
+
+
+def name_part_of(expression: str) -> str | None:
+    """The part of an item's name that ``-k`` asks for, where only items' names can hold it:
+    a single word with a "/", as every item id has and no file, directory or marker name can
+    (a pasted repro line). Collection then builds only the items whose names hold it, and the
+    selection is the one pytest would make among all of them."""
+    word = expression.strip()
+    if "/" in word and KEYWORD_WORD.fullmatch(word):
+        return word.lower()
+    return None
+
+
 class SuiteSession:
     """The run's backends, seed and results; its hooks act only when the suite is requested."""
 
@@ -47,6 +64,7 @@ class SuiteSession:
         if expectations is not None and not expectations.exists():
             raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
         self.item_ids: set[str] = set()  # every item the case files produce, selected or not
+        self.name_part = name_part_of(config.getoption("keyword"))
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
@@ -117,8 +135,8 @@ class SuiteSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.directory is not None:  # with the collection errors
             self.results.checkpoint()
-        if self.config.getoption("lf", False) or not self.item_ids:
-            return  # --lf collects only the files that failed: every entry would look stale
+        if self.config.getoption("lf", False) or self.name_part or not self.item_ids:
+            return  # --lf collects only the files that failed, -k <id> only its item: every entry would look stale
         for target in self.targets:
             for listing in (target.expectations, target.skips):
                 for entry in listing.stale(self.item_ids) if listing else ():
@@ -126,6 +144,7 @@ class SuiteSession:
         if hasattr(self.config, "workeroutput"):
             self.config.workeroutput["conformance_stale"] = self.stale
 
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: absent under -p no:xdist
     def pytest_testnodedown(self, node, error) -> None:
         self.stale.update(getattr(node, "workeroutput", {}).get("conformance_stale", {}))
 
