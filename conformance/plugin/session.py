@@ -102,7 +102,7 @@ class SuiteSession:
         # The bundled cases at the default seed: each derived expectation must be as locked.
         bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
         self.lock = Lock(lock_path()) if bundled else None
-        self.pending: dict[str, dict] = {}  # node id -> record, from setup until the call's report
+        self.pending: dict[str, str] = {}  # node id -> its record as JSON, from setup until the call's report
 
     def _target(self, spec: str) -> BackendUnderTest:
         config = self.config
@@ -195,15 +195,18 @@ class SuiteSession:
             self.results.add_collection_error(report.nodeid, str(report.longrepr))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = report_record(report)
+        if report.when == "setup" and not report.failed:  # kept as sent: read only if its worker is lost
+            text = dict(getattr(report, "user_properties", ())).get(RECORD)
+            if text:
+                self.pending[report.nodeid] = text
+            return
+        record = report_record(report) if report.when != "teardown" else None
         if record is None:  # not one of the suite's items, or the report of a lost worker (recorded below)
             return
-        if report.when == "setup":
-            self.pending[report.nodeid] = record
         if report.when == "call":
             self.pending.pop(report.nodeid, None)
             self.results.add(dict(record, duration_s=round(report.duration, 6)))
-        elif report.when == "setup" and report.failed:
+        else:
             message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
             self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
 
@@ -211,7 +214,8 @@ class SuiteSession:
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
         """pytest-xdist lost the worker running ``crashitem`` (SIGKILL, the OOM killer, a crash
         with --isolation=none): the item is a ``crash``, whether or not its setup had reported."""
-        record = self.pending.pop(crashitem, None) or self._record_of(crashitem)
+        pending = self.pending.pop(crashitem, None)
+        record = json.loads(pending) if pending else self._record_of(crashitem)
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
         message = (f"the pytest-xdist worker {worker!r} running this item died (killed, or its process crashed); "
                    "no answer was judged")
@@ -242,7 +246,10 @@ class SuiteSession:
 
 
 def report_record(report) -> dict | None:
-    """The record a suite item's report carries (in its user properties), or None."""
-    record = dict(getattr(report, "user_properties", ())).get(RECORD)
-    return json.loads(record) if record else None
+    """The record a suite item's report carries (in its user properties), or None; read once
+    per report, however many hooks ask."""
+    if "conformance_record" not in report.__dict__:
+        text = dict(getattr(report, "user_properties", ())).get(RECORD)
+        report.__dict__["conformance_record"] = json.loads(text) if text else None
+    return report.__dict__["conformance_record"]
 

@@ -52,8 +52,8 @@ class TerminalTable:
         return header_lines(self.session.env) + extra
 
     def pytest_report_teststatus(self, report: pytest.TestReport):
-        record = report_record(report)
-        if report.when == "call" and record and "outcome" in record:
+        record = report_record(report) if report.when == "call" else None
+        if record and "outcome" in record:
             return STATUS[Outcome(record["outcome"])]
         return None
 
