@@ -16,6 +16,7 @@ from ..backends import Backend, BackendNotFound, load_backend, split_specs
 from ..backends.isolation.in_process import InProcessBackend
 from ..backends.isolation.runner import IsolatedBackend
 from ..expand.cache import expand_file, expansion_cache
+from ..expand.items import Item
 from ..judge.expectations import Expectations, load_expectations, load_skips
 from ..judge.lock import Lock, lock_path
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
@@ -81,6 +82,7 @@ class SuiteSession:
         self.finished = self.interrupted = False
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
         self.expansions = expansion_cache(config, self.case_dir, self.limits)
+        self.expanded: dict[Path, list[Item]] = {}  # the case files items_of() expanded for the report
         report_dir = config.getoption("report")
         self.report_dir: Any = report_dir if not hasattr(config, "workerinput") else None  # a Path, on the controller
         # Claimed and written before the first item: a bad path is a usage error, and a run
@@ -169,11 +171,22 @@ class SuiteSession:
                     from ..fuzz.command import write_fuzz_documents
                     write_fuzz_documents(self.env, self.fuzz_runs, self.report_dir, base=self.results)
                 else:
-                    write_reports(self.results, partial=interrupted, interrupted=interrupted)
+                    write_reports(self.results, partial=interrupted, interrupted=interrupted, items_of=self.items_of)
             except ReportError as e:  # a full disk, say: one line, and the run cannot pass
                 self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             self.directory.release()
+
+    def items_of(self, file: Path) -> list[Item]:
+        """A case file's items, through the expansion cache where there is one, each file once
+        (the report's repro scripts ask for several items of the same files)."""
+        if file not in self.expanded:
+            if self.expansions is None:
+                self.expanded[file] = expand_file(file, load_registry(self.case_dir, self.limits), self.limits)
+            else:
+                registry = self.expansions.registry(self.case_dir, self.limits)
+                self.expanded[file] = self.expansions.items(file, registry, self.limits)
+        return self.expanded[file]
 
     def pytest_keyboard_interrupt(self) -> None:
         self.interrupted = True
@@ -233,9 +246,7 @@ class SuiteSession:
         files = case_files(self.case_dir)
         named = [f for f in files if parents and f.name == parents[-1]]  # ids are unique: any file would do
         try:
-            registry = load_registry(self.case_dir, self.limits)
-            expanded = self.expansions.items if self.expansions else expand_file
-            items = [i for file in named or files for i in expanded(file, registry, self.limits)]
+            items = [i for file in named or files for i in self.items_of(file)]
         except CaseError:
             return None
         item = next((i for i in items if i.id == item_id), None)

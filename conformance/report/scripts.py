@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import onnx
@@ -30,21 +30,24 @@ def command(item_id: str, spec: str, seed: int, case_dir: Path | None) -> str:
     return shlex.join(words)
 
 
-def find_item(item_id: str, case_dir: Path, record: dict[str, Any] | None = None) -> Item:
-    """The item, from the record's case file when known (one file to expand), else from all."""
+def find_item(item_id: str, case_dir: Path, record: dict[str, Any] | None = None,
+              items_of: Callable[[Path], Iterable[Item]] | None = None) -> Item:
+    """The item, from the record's case file when known (one file to expand), else from all;
+    ``items_of``: a file's items where they are at hand (a run's expansion cache)."""
     if not case_dir.is_dir():
         raise ReproError(f"--cases {case_dir}: not a directory")
     try:
-        registry = load_registry(case_dir)
+        if items_of is None:
+            registry = load_registry(case_dir)
+            items_of = lambda file: (item for case in load_case_file(file, registry) for item in expand(case))  # noqa: E731
         files = case_files(case_dir)
         if record and record.get("file"):
             named = case_dir.parent / record["file"]
             files = [named] if named.is_file() else files
         for file in files:
-            for case in load_case_file(file, registry):
-                for item in expand(case):
-                    if item.id == item_id:
-                        return item
+            for item in items_of(file):
+                if item.id == item_id:
+                    return item
     except CaseError as e:
         raise ReproError(str(e).splitlines()[0]) from None
     raise ReproError(f"no item {item_id} in {case_dir} (ids as in the report: Op-version/case[element type])")

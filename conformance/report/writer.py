@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import onnx
@@ -172,9 +172,11 @@ class Results:
                              json.dumps(self.document(partial, interrupted), allow_nan=False, default=numpy_scalars))
 
 
-def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
+def write_reports(results: Results, partial: bool, interrupted: bool,
+                  items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
     """results.json, and its HTML and Markdown renderings, into the results' directory; raises
-    ReportError, leaving no temporary file behind."""
+    ReportError, leaving no temporary file behind. ``items_of``: a case file's items, where the
+    run has them at hand (its expansion cache), for the repro scripts."""
     from .html import render_html
     from .results import render_markdown
 
@@ -182,7 +184,7 @@ def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
     directory = results.directory
     assert directory is not None, "results without a report directory are never written"
     if not partial:
-        write_scripts(document, directory)
+        write_scripts(document, directory, items_of)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     _write_report(directory / HTML_FILE, render_html(document))
     _write_report(directory / MARKDOWN_FILE, render_markdown(document))
@@ -191,7 +193,7 @@ def write_reports(results: Results, partial: bool, interrupted: bool) -> None:
 SCRIPTS_DIR = "repro"
 
 
-def write_scripts(document: dict[str, Any], directory) -> None:
+def write_scripts(document: dict[str, Any], directory, items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
     """The standalone script of each failure cause's smallest item, the one the HTML shows, as
     ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
     from .scripts import find_item, item_script
@@ -208,7 +210,7 @@ def write_scripts(document: dict[str, Any], directory) -> None:
             if spec is None or not cases.is_dir():
                 continue
             try:
-                script = item_script(find_item(record["id"].partition("@")[0], cases, record), spec,
+                script = item_script(find_item(record["id"].partition("@")[0], cases, record, items_of), spec,
                                      document["environment"]["seed"], record)
             except Exception:  # noqa: BLE001 - the item gone from the cases, say: a report without this link
                 continue
