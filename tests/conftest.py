@@ -50,6 +50,7 @@ class LongestFirst(LoadScopeScheduling):
         return file if file in SHARED_MODULE_FIXTURES else nodeid
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: unknown under -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") != "load":  # a --dist named on the command line is kept
         return None
