@@ -11,17 +11,15 @@ from xdist.scheduler import LoadScopeScheduling
 # depends on these figures; a stale one costs wall time, never a result.
 COST_S = {
     "tests/test_plugin.py::test_the_reference_backend_is_green": 48,  # the one whole-suite run
-    "tests/test_interrupts.py": 45,
     "tests/test_isolation.py": 40,
     "tests/test_export.py": 40,
-    "tests/test_vendor_guide.py::test_the_installed_wheel": 35,
+    "tests/test_interrupts.py": 30,
+    "tests/test_vendor_guide.py::test_the_installed_wheel": 30,
     "tests/test_reference_vs_naive.py::test_max_pool_matches_the_naive_loops": 25,
     "tests/test_vendor_guide.py::test_the_adapter_runs": 25,
     "tests/test_registry_page.py": 17,
     "tests/test_reports_survive.py::test_the_same_seed": 10,
-    "tests/test_reports_survive.py::test_ctrl_c": 10,
     "tests/test_reports.py::test_every_failing_item": 10,
-    "tests/test_untrusted_state.py::test_every_bundled_file": 8,
     "tests/test_vendor_experience.py::test_the_readme_results_example": 8,
     "tests/test_reference_vs_naive.py": 6,
     "tests/test_mutants.py::test_the_report_names_a_question": 6,
