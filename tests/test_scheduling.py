@@ -17,7 +17,7 @@ def test_every_entry_of_the_cost_table_names_a_test_file_or_function():
     assert all((ROOT / file).is_file() for file in SHARED_MODULE_FIXTURES)
 
 
-def test_the_longest_entry_that_matches_gives_the_cost():
+def test_a_test_costs_the_most_of_the_entries_it_matches():
     assert cost_s("tests/test_reference_vs_naive.py::test_max_pool_matches_the_naive_loops") == 25
     assert cost_s("tests/test_reference_vs_naive.py::test_max_unpool_matches_the_naive_loops[11]") == 6
     assert cost_s("tests/test_outcomes.py::test_anything") == 0
