@@ -1,6 +1,59 @@
-"""Shared settings for the project's own tests."""
+"""Shared settings for the project's own tests: the mutation self-test's summary, and the order in
+which xdist's workers take the tests (the longest first, so that no long test makes the tail)."""
 
 from __future__ import annotations
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+# The longest tests and files, by node id prefix, with their rough seconds on a quiet two-core
+# machine (`--durations`): they start first, the others follow in their usual order. Only the order
+# depends on these figures; a stale one costs wall time, never a result.
+COST_S = {
+    "tests/test_plugin.py::test_the_reference_backend_is_green": 48,  # the one whole-suite run
+    "tests/test_isolation.py": 40,
+    "tests/test_export.py": 40,
+    "tests/test_interrupts.py": 30,
+    "tests/test_vendor_guide.py::test_the_installed_wheel": 30,
+    "tests/test_reference_vs_naive.py::test_max_pool_matches_the_naive_loops": 25,
+    "tests/test_vendor_guide.py::test_the_adapter_runs": 25,
+    "tests/test_registry_page.py": 17,
+    "tests/test_reports_survive.py::test_the_same_seed": 10,
+    "tests/test_reports.py::test_every_failing_item": 10,
+    "tests/test_vendor_experience.py::test_the_readme_results_example": 8,
+    "tests/test_reference_vs_naive.py": 6,
+    "tests/test_mutants.py::test_the_report_names_a_question": 6,
+}
+# Files whose tests share a costly module fixture (a whole export, the faulty backends' runs, the
+# registry page): one worker takes each whole, so that the fixture is built once.
+SHARED_MODULE_FIXTURES = ("tests/test_export.py", "tests/test_isolation.py", "tests/test_registry_page.py")
+
+
+def cost_s(nodeid: str) -> float:
+    return max((s for prefix, s in COST_S.items() if nodeid.startswith(prefix)), default=0)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: -cost_s(item.nodeid))  # stable: the others keep their order
+
+
+class LongestFirst(LoadScopeScheduling):
+    """Each test a unit of its own, except the files of SHARED_MODULE_FIXTURES; units are handed out
+    in collection order (the longest first), one more to a worker whenever it has two or fewer
+    tests left: close to the longest-first greedy schedule."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        file = nodeid.split("::", 1)[0]
+        return file if file in SHARED_MODULE_FIXTURES else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: unknown under -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "load":  # a --dist named on the command line is kept
+        return None
+    config.option.loadscopereorder = False  # xdist would otherwise put the files of many tests first
+    return LongestFirst(config, log)
 
 
 def pytest_terminal_summary(terminalreporter):

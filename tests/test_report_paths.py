@@ -114,11 +114,10 @@ def test_a_write_that_fails_midway_removes_its_temporary_file(tmp_path, monkeypa
 
 
 def test_a_second_run_into_the_same_directory_is_refused(tmp_path):
-    # three of the small case's six items: the first run holds the report for 15 s, three times
-    # what the second needs to start on a loaded machine
-    first = subprocess.Popen(command(tmp_path, "out", "--backend=tests.faulty_backends:TakesFiveSeconds",
-                                     "-k", "MaxPool-11/ or MaxPool-12/ or MaxPool-22/"),
-                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    # the first run holds the report until the second has ended: its items wait for the go
+    go = tmp_path / "go"
+    first = subprocess.Popen(command(tmp_path, "out", "--backend=tests.faulty_backends:WaitsForTheGo"),
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), "CONFORMANCE_GO": str(go)},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -126,6 +125,7 @@ def test_a_second_run_into_the_same_directory_is_refused(tmp_path):
             time.sleep(0.05)
         second = run(tmp_path, "out")
     finally:
+        go.touch()
         first.wait(timeout=300)
     assert_one_line_usage_error(second, "--report out: another run is writing a report there")
     assert first.returncode == 0 and not json.loads((tmp_path / "out" / "results.json").read_text())["partial"]

@@ -31,6 +31,14 @@ def start(tmp_path: Path, *args: str) -> subprocess.Popen:
     )
 
 
+def start_a_long_run(tmp_path: Path) -> subprocess.Popen:
+    """4,250 items of 50 ms (tests.faulty_backends:Slow): still going long after its first partial
+    report, and collected in a second where the whole suite takes four."""
+    (tmp_path / "cases").mkdir()
+    shutil.copy(ROOT / "cases" / "maxpool_edges.yaml", tmp_path / "cases")
+    return start(tmp_path, "--backend=tests.faulty_backends:Slow", "--isolation=none", "--cases", str(tmp_path / "cases"))
+
+
 def report(tmp_path: Path) -> dict:
     return json.loads((tmp_path / "out" / "results.json").read_text())
 
@@ -46,7 +54,7 @@ def wait_for_a_partial_report(tmp_path: Path, timeout_s: float = 60) -> None:
 
 
 def test_ctrl_c_leaves_a_partial_report_marked_interrupted(tmp_path):
-    run = start(tmp_path, "--backend=tests.faulty_backends:Slow", "--isolation=none")
+    run = start_a_long_run(tmp_path)
     wait_for_a_partial_report(tmp_path)
     run.send_signal(signal.SIGINT)
     assert run.wait(timeout=60) == 2  # pytest's "interrupted"
@@ -56,7 +64,7 @@ def test_ctrl_c_leaves_a_partial_report_marked_interrupted(tmp_path):
 
 
 def test_a_killed_run_leaves_its_last_partial_report(tmp_path):
-    run = start(tmp_path, "--backend=tests.faulty_backends:Slow", "--isolation=none")
+    run = start_a_long_run(tmp_path)
     wait_for_a_partial_report(tmp_path)
     run.kill()
     run.wait(timeout=60)

@@ -22,6 +22,10 @@ BIN = Path(sys.executable).parent
 # both NHWC ones, OpenVINO's), ONNX Runtime's refusals (unsupported), its errors and failures, and
 # open questions (divergent), in about a tenth of the items. The whole suite runs in test_plugin.
 SLICE = ["-m", "version1 or version9"]
+# The installed wheel's runs: MaxUnpool-9 alone (121 items) holds ONNX Runtime's failures and errors
+# (for --lf and the drafted expectations), its refusals and open questions. That the wheel carries
+# the whole suite is checked on its files: the checkout's cases/, byte for byte.
+WHEEL_SLICE = ["-m", "version9"]
 
 
 def guide_blocks(language: str) -> list[str]:
@@ -73,8 +77,11 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
         license_text = archive.read(next(n for n in archive.namelist() if n.endswith("licenses/LICENSE"))).decode()
+        bundled = {n.removeprefix("conformance/bundled_cases/"): archive.read(n) for n in archive.namelist()
+                   if n.startswith("conformance/bundled_cases/")}
     assert "Classifier: Framework :: Pytest" in metadata and "License-Expression: Apache-2.0" in metadata
     assert f"Version: {__version__}" in metadata and "Apache License\n                           Version 2.0, January 2004" in license_text
+    assert bundled == {p.name: p.read_bytes() for p in (ROOT / "cases").iterdir()}
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], tmp_path).check_returncode()
     python, bin_dir = venv / "bin" / "python", venv / "bin"
@@ -95,25 +102,27 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    reference = run([str(bin_dir / "pytest"), "--pyargs", "conformance", "--backend=reference", "-n", "2", "-q",
-                     "--report", "reference", *SLICE], elsewhere)
+    # in one process: the guide's runs below start xdist's workers from the wheel
+    reference = run([str(bin_dir / "pytest"), "--pyargs", "conformance", "--backend=reference", "-q",
+                     "--report", "reference", *WHEEL_SLICE], elsewhere)
     assert reference.returncode == 0, reference.stdout[-3000:]
     items = json.loads((elsewhere / "reference" / "results.json").read_text())["items"]
-    assert len(items) > 1000 and items[0]["file"].startswith("bundled_cases/")  # the wheel's copy
+    assert len(items) > 100 and all(item["file"].startswith("bundled_cases/") for item in items)  # the wheel's copy
 
     first, draft, again = commands()[1:]
     assert first.startswith("pytest --pyargs conformance --backend=my-runtime ")
-    assert run([str(bin_dir / first.split()[0]), *first.split()[1:], *SLICE], elsewhere).returncode == 1
+    assert run([str(bin_dir / first.split()[0]), *first.split()[1:], *WHEEL_SLICE], elsewhere).returncode == 1
     first_run = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
     # --lf reruns just the failures, found again by their node ids (report elsewhere: the draft reads this one)
-    last_failed = [word.replace("reports/my-runtime", "reports/last-failed") for word in first.split()] + ["--lf", *SLICE]
+    last_failed = [word.replace("reports/my-runtime", "reports/last-failed") for word in first.split()] + ["--lf", *WHEEL_SLICE]
     assert run([str(bin_dir / last_failed[0]), *last_failed[1:]], elsewhere).returncode == 1
     rerun_outcomes = json.loads((elsewhere / "reports" / "last-failed" / "results.json").read_text())["summary"]
     assert rerun_outcomes == {o: n for o, n in first_run.items() if o in ("fail", "error", "crash", "timeout")}
     assert run([str(bin_dir / draft.split()[0]), *draft.split()[1:]], elsewhere).returncode == 0
-    rerun = run([str(bin_dir / again.split()[0]), *again.split()[1:], *SLICE], elsewhere)
+    rerun = run([str(bin_dir / again.split()[0]), *again.split()[1:], *WHEEL_SLICE], elsewhere)
     assert rerun.returncode == 0, rerun.stdout[-3000:]
     summary = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
     failed = sum(n for o, n in first_run.items() if o in ("fail", "error", "crash", "timeout"))
-    assert summary["xfail"] == failed > 50 and not {"fail", "error", "xpass"} & set(summary)
+    assert {"fail", "error"} <= set(first_run)  # both kinds of failure drafted, and both xfail
+    assert summary["xfail"] == failed and not {"fail", "error", "xpass"} & set(summary)
 
