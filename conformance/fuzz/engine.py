@@ -231,6 +231,8 @@ class Fuzzer:
             if self.probe:
                 self.targets = self.supported(self.targets)
             self.strata = strata(self.targets)
+            self.strategies = {stratum: configurations(self.targets, self.reject_one_in, stratum)
+                               for stratum in self.strata}  # built once: hypothesis validates each on its first draw
             if self.targets:
                 self._search(self.found)
             for signature, cluster in self.found.items():
@@ -292,7 +294,7 @@ class Fuzzer:
         @settings(max_examples=CHUNK, database=None, deadline=None, phases=phases, report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @hypothesis_seed(self.seed * 1_000_003 + chunk)
-        @given(configurations(self.targets, self.reject_one_in, self.strata[chunk % len(self.strata)]))
+        @given(self.strategies[self.strata[chunk % len(self.strata)]])
         def search(config):
             check(config)
 
