@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from conformance.backends import load_backend
-from conformance.backends.isolated import IsolatedBackend
 from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.fuzz.engine import Fuzzer
+from conformance.fuzz.runner import FuzzRunner
 from conformance.fuzz.space import all_targets
 
 BACKENDS = ("reference", "ort", "openvino", "onnx-reference", "tract")
@@ -23,7 +23,7 @@ BACKENDS = ("reference", "ort", "openvino", "onnx-reference", "tract")
 
 def measure(spec: str, budget: int, seed: int = 0) -> dict:
     backend = load_backend(spec)
-    runner = IsolatedBackend(spec, backend.name, backend.version, 60, 8192)
+    runner = FuzzRunner(spec, backend.name, backend.version, 60, 8192)
     started = time.monotonic()
     try:
         run = Fuzzer(runner, load_registry(bundled_case_dir()), all_targets(), seed=seed, budget=budget,

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..backends import BackendNotFound, load_backend
-from ..backends.isolated import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import run_document, write_cases, write_repros
+from .runner import FuzzRunner
 from .space import select_targets
 
 DEFAULT_TIMEOUT_S = 60
@@ -68,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     runner: Any = backend  # or its isolated runner, which the run closes
     if args.isolation == "process":
-        runner = IsolatedBackend(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
+        runner = FuzzRunner(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
     env = environment([(backend, runner)], args.seed, bundled_case_dir())
     print(f"conformance fuzz: {backend.name} {backend.version}, budget {args.budget}, seed {args.seed}, "
           f"{len(targets)} operator versions, at most {args.max_time:g} s")
