@@ -4,10 +4,7 @@
 - ``optimization``: graph optimization level, ``disabled``, ``basic``, ``extended``, ``layout``
   or ``all`` (ONNX Runtime's default; at ``all`` a float32 4-D MaxPool whose channel count is a
   multiple of 8 or 16 runs on the NCHWc kernels instead);
-- ``threads``: intra-op thread count (0: ONNX Runtime's choice, from ONNX Runtime's process-wide
-  pool, which it sizes as it sizes a session's own: the same kernels split their work the same
-  way, and a session no longer starts and stops threads of its own, 3 to 8 ms of each session's
-  1 to 9 ms);
+- ``threads``: intra-op thread count (0: ONNX Runtime's choice);
 - ``<Provider>.<option>``: an option of one of the providers, e.g.
   ``CUDAExecutionProvider.prefer_nhwc=1``, which makes the CUDA provider claim the NHWC operators
   (com.ms.internal.nhwc) that a stock CPU build has no kernel for.
@@ -49,8 +46,8 @@ def _process_wide_pools(onnxruntime) -> bool:
     """Make ONNX Runtime's process-wide thread pools, once, at the size it gives a session's own
     (0: one thread per physical core; both go through concurrency::CreateThreadPool, see
     InferenceSession::ConstructorCommon in onnxruntime/core/session/inference_session.cc). False
-    where they cannot be made, or were made by someone else, perhaps at another size: sessions
-    then keep pools of their own."""
+    where they cannot be made (an older build, or made already by someone else, perhaps at another
+    size): sessions then keep pools of their own."""
     if not _POOLS_MADE:
         try:
             onnxruntime.set_global_thread_pool_sizes(0, 1)  # inter-op: unused by sequential execution
@@ -85,8 +82,6 @@ class OrtBackend:
         self.options.intra_op_num_threads = int(threads)
         # Refusals arrive as exceptions; ORT's own log lines would only repeat them.
         self.options.log_severity_level = 4
-        self.shared_pools = int(threads) == 0 and _process_wide_pools(onnxruntime)
-        self.options.use_per_session_threads = not self.shared_pools
         given = {"providers": providers, "optimization": optimization, "threads": threads, **provider_options}
         defaults = {"providers": "CPUExecutionProvider", "optimization": "all", "threads": "0"}
         changed = [f"{k}={v}" for k, v in given.items() if v != defaults.get(k)]
@@ -97,9 +92,18 @@ class OrtBackend:
             "providers": ",".join(self.providers),
             "graph_optimization_level": self.options.graph_optimization_level.name,
             "intra_op_num_threads": str(self.options.intra_op_num_threads),
-            "thread_pools": "process-wide" if self.shared_pools else "per session",
             **{f"{p}.{k}": v for p, options in zip(self.providers, self.provider_options) for k, v in options.items()},
         }
+
+    def alone_in_process(self) -> None:
+        """Called where this backend is alone in its process (the fuzz's child): with threads=0,
+        sessions take ONNX Runtime's process-wide intra-op pool instead of starting and stopping
+        threads of their own (3 to 8 ms of a session's 4 to 9 ms on two cores). The same kernels
+        split their work the same way (the pools are sized alike); but once a process has these
+        pools, every session in it must use them, so a process that may run other sessions
+        (ort[threads=1] beside ort, without isolation) keeps per-session pools."""
+        if self.options.intra_op_num_threads == 0 and _process_wide_pools(self.ort):
+            self.options.use_per_session_threads = False
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         state = self.ort.capi.onnxruntime_pybind11_state

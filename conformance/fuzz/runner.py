@@ -9,11 +9,17 @@ type name, message and text, as the runner's own describe() gives them, in a fir
 runner here raises from it what the suite's runner raises (``RaisedInBackend``, ``BackendGarbage``);
 a refusal (``Unsupported``), a crash, a timeout and garbage on the channel stay the suite runner's
 own. What is lost: the backend's stdout and stderr in a raised answer's text (a crash's still has them).
+
+The child runs this backend alone, and tells it so (``alone_in_process()``, where it has one): ONNX
+Runtime then takes its process-wide thread pool rather than starting threads for every session.
+And the child starts as the runner is made, in a thread of its own that asks it whether it is
+ready, so that importing the runtime there overlaps the work here before the first model.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Sequence
 from urllib.parse import quote, unquote
 
@@ -29,12 +35,15 @@ class Answering:
 
     def __init__(self, backend: str):
         self.backend = load_backend(unquote(backend))
+        getattr(self.backend, "alone_in_process", lambda: None)()
         self.name, self.version = self.backend.name, self.backend.version
 
     def details(self) -> dict[str, str]:
         return self.backend.details()
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+        if model.graph.name == READY and not model.graph.node:
+            return [_status({})]
         try:
             outputs = self.backend.run(model, inputs)
         except Unsupported:
@@ -51,6 +60,9 @@ class Answering:
         return [_status({}), *outputs]
 
 
+READY = "conformance fuzz: ready?"  # the graph of the model that asks the child whether it has started
+
+
 def _status(answer: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(json.dumps(answer).encode(), np.uint8)
 
@@ -63,14 +75,34 @@ class FuzzRunner:
         self.isolated = IsolatedBackend(f"{__name__}:Answering[backend={quote(spec, safe='')}]", name, version,
                                         timeout_s, memory_limit_mib)
         self.name, self.version = name, version
+        self.starting: threading.Thread | None = threading.Thread(target=self._start, daemon=True,
+                                                                   name="conformance fuzz: starting the backend")
+        self.starting.start()
+
+    def _start(self) -> None:
+        """Start the child (a failure to is left to the first model, which starts it afresh)."""
+        ready = onnx.ModelProto()
+        ready.graph.name = READY
+        try:
+            self.isolated.run(ready, {})
+        except BaseException:  # noqa: BLE001 - the first model meets it again, as the suite's runner would
+            pass
+
+    def _started(self) -> None:
+        """Until the thread that starts the child is done: the runner is then this thread's alone."""
+        if self.starting is not None:
+            self.starting.join()
+            self.starting = None
 
     def details(self) -> dict[str, str]:
         return self.isolated.details()
 
     def close(self) -> None:
+        self._started()
         self.isolated.close()
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
+        self._started()
         answered = self.isolated.run(model, inputs)
         try:
             status, *outputs = answered
