@@ -12,18 +12,16 @@ import sys
 import time
 from pathlib import Path
 
-from conformance.backends import load_backend
 from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.fuzz.engine import Fuzzer
-from conformance.fuzz.runner import FuzzRunner
+from conformance.fuzz.runner import start
 from conformance.fuzz.space import all_targets
 
 BACKENDS = ("reference", "ort", "openvino", "onnx-reference", "tract")
 
 
 def measure(spec: str, budget: int, seed: int = 0) -> dict:
-    backend = load_backend(spec)
-    runner = FuzzRunner(spec, backend.name, backend.version, 60, 8192)
+    backend, runner = start(spec, 60, 8192)  # as the command does: the child starts, then the backend loads here
     started = time.monotonic()
     try:
         run = Fuzzer(runner, load_registry(bundled_case_dir()), all_targets(), seed=seed, budget=budget,

@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.backends import load_backend
 from conformance.backends.isolated import IsolatedBackend
 from conformance.fuzz.cases import build_item
 from conformance.fuzz.engine import _tiny
-from conformance.fuzz.runner import FuzzRunner
+from conformance.fuzz.runner import start
 from conformance.fuzz.space import select_targets
 from conformance.judge.verdict import evaluate
 from tests.test_mutants import REGISTRY
@@ -22,9 +21,16 @@ ANSWERS = ["Raises", "RaisesKeyboardInterrupt", "RaisesSystemExit", "RaisesAnExc
            "ReturnsAHugeArray", "ReturnsTheWrongShape", "Segfaults", "WrongAtVersion12"]
 
 
-def _verdict(runner_class, spec: str, config: dict):
-    backend = load_backend(spec)
-    runner = runner_class(spec, backend.name, backend.version, 30, None)
+def _fuzz_s(spec: str):
+    return start(spec, 30, None)[1]
+
+
+def _suite_s(spec: str):
+    return IsolatedBackend(spec, "?", "?", 30, None)
+
+
+def _verdict(runner_of, spec: str, config: dict):
+    runner = runner_of(spec)
     try:
         return evaluate(build_item(config, REGISTRY), runner, 0, REGISTRY)
     finally:
@@ -35,13 +41,13 @@ def _verdict(runner_class, spec: str, config: dict):
 def test_every_answer_gets_the_verdict_the_suite_s_runner_gives(faulty):
     config = _tiny(select_targets("MaxPool-12")[0], "float32")
     spec = f"tests.faulty_backends:{faulty}"
-    fuzzed, suite = (_verdict(runner, spec, config) for runner in (FuzzRunner, IsolatedBackend))
+    fuzzed, suite = (_verdict(runner, spec, config) for runner in (_fuzz_s, _suite_s))
     assert (fuzzed.outcome, fuzzed.message) == (suite.outcome, suite.message)
 
 
 def test_a_refusal_of_the_runtime_is_the_same_refusal():
     config = _tiny(select_targets("MaxUnpool-11")[0], "float64")  # no double MaxUnpool kernel in ORT
-    fuzzed, suite = (_verdict(runner, "ort", config) for runner in (FuzzRunner, IsolatedBackend))
+    fuzzed, suite = (_verdict(runner, "ort", config) for runner in (_fuzz_s, _suite_s))
     assert (fuzzed.outcome.value, fuzzed.message) == (suite.outcome.value, suite.message) and fuzzed.message
 
 
@@ -55,15 +61,15 @@ def test_a_refusal_of_the_runtime_is_the_same_refusal():
 def test_ort_alone_in_its_process_answers_as_in_the_suite_s(config):
     pytest.importorskip("onnxruntime")
     config = dict(_tiny(select_targets("MaxPool-12")[0], config["dtype"]), **config)
-    fuzzed, suite = (_answers(runner, config) for runner in (FuzzRunner, IsolatedBackend))
+    fuzzed, suite = (_answers(runner, config) for runner in (_fuzz_s, _suite_s))
     assert len(fuzzed) == len(suite) == len(config["outputs"])
     for got, expected in zip(fuzzed, suite):
         assert got.dtype == expected.dtype and got.shape == expected.shape and np.array_equal(got, expected)
 
 
-def _answers(runner_class, config: dict) -> list[np.ndarray]:
+def _answers(runner_of, config: dict) -> list[np.ndarray]:
     item = build_item(config, REGISTRY)
-    runner = runner_class("ort", "ort", "?", 30, None)
+    runner = runner_of("ort")
     try:
         return list(runner.run(item.model, item.to_model(item.case_inputs(0))))
     finally:

@@ -12,8 +12,9 @@ own. What is lost: the backend's stdout and stderr in a raised answer's text (a 
 
 The child runs this backend alone, and tells it so (``alone_in_process()``, where it has one): ONNX
 Runtime then takes its process-wide thread pool rather than starting threads for every session.
-And the child starts as the runner is made, in a thread of its own that asks it whether it is
-ready, so that importing the runtime there overlaps the work here before the first model.
+And the child starts first (:func:`start`), in a thread of its own that asks it whether it is
+ready, so that importing the runtime there overlaps loading it here (for its name, version and
+details) and the work before the first model.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 import onnx
 
-from ..backends import BackendGarbage, RaisedInBackend, Unsupported, load_backend
+from ..backends import Backend, BackendGarbage, RaisedInBackend, Unsupported, load_backend
 from ..backends.isolated import IsolatedBackend, describe, plain_outputs
 
 
@@ -67,14 +68,28 @@ def _status(answer: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(json.dumps(answer).encode(), np.uint8)
 
 
+def start(spec: str, timeout_s: float, memory_limit_mib: int | None) -> tuple[Backend, "FuzzRunner"]:
+    """The backend ``spec``, loaded here, and its runner, whose child starts before it loads."""
+    runner = FuzzRunner(spec, timeout_s, memory_limit_mib)
+    try:
+        backend = load_backend(spec)
+    except BaseException:
+        runner.close()
+        raise
+    runner.name = runner.isolated.name = backend.name
+    runner.version = runner.isolated.version = backend.version
+    return backend, runner
+
+
 class FuzzRunner:
     """The backend ``spec`` in a child process (see :class:`IsolatedBackend`), answering as
-    :class:`Answering` does; raises what the suite's runner raises."""
+    :class:`Answering` does; raises what the suite's runner raises. Its name and version are the
+    backend's, once :func:`start` has loaded it here."""
 
-    def __init__(self, spec: str, name: str, version: str, timeout_s: float, memory_limit_mib: int | None):
-        self.isolated = IsolatedBackend(f"{__name__}:Answering[backend={quote(spec, safe='')}]", name, version,
-                                        timeout_s, memory_limit_mib)
-        self.name, self.version = name, version
+    def __init__(self, spec: str, timeout_s: float, memory_limit_mib: int | None):
+        self.name = self.version = "?"
+        self.isolated = IsolatedBackend(f"{__name__}:Answering[backend={quote(spec, safe='')}]", self.name,
+                                        self.version, timeout_s, memory_limit_mib)
         self.starting: threading.Thread | None = threading.Thread(target=self._start, daemon=True,
                                                                    name="conformance fuzz: starting the backend")
         self.starting.start()
