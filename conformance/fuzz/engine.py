@@ -225,6 +225,12 @@ class Fuzzer:
     # ---- the search, then one shrink per signature ----
 
     def fuzz(self) -> FuzzRun:
+        # One context for the whole run: entering it empties hypothesis's cache of the constants
+        # each kind of draw may take, which, computed again for every chunk, cost a third of a draw.
+        with _without_local_constants():
+            return self._fuzz()
+
+    def _fuzz(self) -> FuzzRun:
         self.started = time.monotonic()
         self.found: dict[Signature, Cluster] = {}
         try:
@@ -298,11 +304,10 @@ class Fuzzer:
         def search(config):
             check(config)
 
-        with _without_local_constants():
-            try:
-                search()
-            except (_Stop, _Found, Unsatisfiable, Flaky):
-                pass
+        try:
+            search()
+        except (_Stop, _Found, Unsatisfiable, Flaky):
+            pass
 
     def _search(self, found: dict[Signature, Cluster]) -> None:
         run, started = self.run, self.started
