@@ -12,7 +12,9 @@ import pytest
 from .command import NOTHING_JUDGED, fuzz, summary
 from ..report.writer import FUZZ_RUN, numpy_scalars
 from .output import run_document, write_cases, write_repros
+from .runner import FuzzRunner
 from .space import all_targets
+from ..backends.isolated import IsolatedBackend
 
 
 class FuzzFailure(Exception):
@@ -39,7 +41,14 @@ class FuzzItem(pytest.Item):
     def runtest(self) -> None:
         state = self.parent.state  # type: ignore[union-attr]  # a FuzzSuite's child: its parent holds the state
         budget = self.config.getoption("conformance_fuzz")
-        run = fuzz(self.target.runner, all_targets(), state.seed, budget)
+        runner = self.target.runner
+        if isinstance(runner, IsolatedBackend):  # the fuzz's own, with the same limits (see runner.py)
+            runner = FuzzRunner.like(runner)
+        try:
+            run = fuzz(runner, all_targets(), state.seed, budget)
+        finally:
+            if runner is not self.target.runner:
+                runner.close()
         out = self.config.getoption("conformance_fuzz_out")
         out = out / self.target.spec if out is not None else None
         if out is not None:

@@ -86,10 +86,10 @@ class FuzzRunner:
     :class:`Answering` does; raises what the suite's runner raises. Its name and version are the
     backend's, once :func:`start` has loaded it here."""
 
-    def __init__(self, spec: str, timeout_s: float, memory_limit_mib: int | None):
-        self.name = self.version = "?"
-        self.isolated = IsolatedBackend(f"{__name__}:Answering[backend={quote(spec, safe='')}]", self.name,
-                                        self.version, timeout_s, memory_limit_mib)
+    def __init__(self, spec: str, timeout_s: float, memory_limit_mib: int | None, name: str = "?", version: str = "?"):
+        self.name, self.version = name, version
+        self.isolated = IsolatedBackend(f"{__name__}:Answering[backend={quote(spec, safe='')}]", name, version,
+                                        timeout_s, memory_limit_mib)
         self.starting: threading.Thread | None = threading.Thread(target=self._start, daemon=True,
                                                                    name="conformance fuzz: starting the backend")
         self.starting.start()
@@ -108,6 +108,11 @@ class FuzzRunner:
         if self.starting is not None:
             self.starting.join()
             self.starting = None
+
+    @classmethod
+    def like(cls, suite_s: IsolatedBackend) -> "FuzzRunner":
+        """A runner of the backend that the suite's runner ``suite_s`` runs, with its limits."""
+        return cls(suite_s.spec, suite_s.timeout_s, suite_s.memory_limit_mib, suite_s.name, suite_s.version)
 
     def details(self) -> dict[str, str]:
         return self.isolated.details()
