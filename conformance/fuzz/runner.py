@@ -19,7 +19,10 @@ details) and the work before the first model.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import threading
 from typing import Any, Sequence
 from urllib.parse import quote, unquote
@@ -118,6 +121,11 @@ class FuzzRunner:
         return self.isolated.details()
 
     def close(self) -> None:
+        if self.starting is not None:  # a child slow to start (or Ctrl-C meanwhile) is not waited for
+            child = self.isolated.child
+            if child is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)  # its process group, as close() kills it
         self._started()
         self.isolated.close()
 
