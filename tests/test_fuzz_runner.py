@@ -3,13 +3,15 @@ Runtime, alone in the fuzz's child, answers as in the suite's."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 from conformance.backends.isolated import IsolatedBackend
 from conformance.fuzz.cases import build_item
 from conformance.fuzz.engine import _tiny
-from conformance.fuzz.runner import start
+from conformance.fuzz.runner import FuzzRunner, start
 from conformance.fuzz.space import select_targets
 from conformance.judge.verdict import evaluate
 from tests.test_mutants import REGISTRY
@@ -74,3 +76,26 @@ def _answers(runner_of, config: dict) -> list[np.ndarray]:
         return list(runner.run(item.model, item.to_model(item.case_inputs(0))))
     finally:
         runner.close()
+
+
+class SlowToLoad:
+    """A backend whose loading takes a minute (a runtime importing on a loaded machine)."""
+
+    name, version = "slow-to-load", "0"
+
+    def __init__(self):
+        time.sleep(60)
+
+    def details(self):
+        return {}
+
+    def run(self, model, inputs):
+        return []
+
+
+def test_closing_does_not_wait_for_a_child_still_starting():
+    runner = FuzzRunner(f"{__name__}:SlowToLoad", 30, None)
+    time.sleep(0.5)
+    started = time.monotonic()
+    runner.close()
+    assert time.monotonic() - started < 5
