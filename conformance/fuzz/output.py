@@ -66,13 +66,17 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
 
 def _flow_lists(dumper: yaml.SafeDumper, data: list):
     nested = any(isinstance(v, (list, dict)) for v in data)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=not nested or _numbers_only(data))
+    known = dumper.__dict__.setdefault("numbers_only", {})  # per list (alive while dumped), each walked once
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data,
+                                     flow_style=not nested or _numbers_only(data, known))
 
 
-def _numbers_only(data: Any) -> bool:
-    if isinstance(data, list):
-        return all(_numbers_only(v) for v in data)
-    return isinstance(data, (int, float)) and not isinstance(data, bool)
+def _numbers_only(data: Any, known: dict[int, bool]) -> bool:
+    if not isinstance(data, list):
+        return isinstance(data, (int, float)) and not isinstance(data, bool)
+    if id(data) not in known:
+        known[id(data)] = all(_numbers_only(v, known) for v in data)
+    return known[id(data)]
 
 
 _Dumper.add_representer(list, _flow_lists)
