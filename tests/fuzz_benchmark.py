@@ -12,25 +12,23 @@ import sys
 import time
 from pathlib import Path
 
-from conformance.backends import load_backend
-from conformance.backends.isolation.runner import IsolatedBackend
 from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.fuzz.engine import Fuzzer
+from conformance.backends.isolation.runner import started
 from conformance.fuzz.space import all_targets
 
 BACKENDS = ("reference", "ort", "openvino", "onnx-reference", "tract")
 
 
 def measure(spec: str, budget: int, seed: int = 0) -> dict:
-    backend = load_backend(spec)
-    runner = IsolatedBackend(spec, backend.name, backend.version, 60, 8192)
-    started = time.monotonic()
+    backend, runner = started(spec, 60, 8192)  # as the command does: the child starts, then the backend loads here
+    began = time.monotonic()
     try:
         run = Fuzzer(runner, load_registry(bundled_case_dir()), all_targets(), seed=seed, budget=budget,
                      shrink=False).fuzz()
     finally:
         runner.close()
-    wall = time.monotonic() - started
+    wall = time.monotonic() - began
     return {"backend": f"{backend.name} {backend.version}", "configurations": run.judged, "wall_s": wall,
             "per_second": run.judged / wall, "clusters": len(run.clusters)}
 

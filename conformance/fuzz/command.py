@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..backends import BackendNotFound, load_backend
-from ..backends.isolation.runner import IsolatedBackend
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment, write_atomically
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import run_document, write_cases, write_repros
+from ..backends.isolation.runner import started
 from .space import select_targets
 
 DEFAULT_TIMEOUT_S = 60
@@ -57,18 +57,19 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        targets = select_targets(args.ops)
-        backend = load_backend(args.backend)
-    except (ValueError, BackendNotFound, ImportError) as e:
-        print(f"conformance fuzz: {e}", file=sys.stderr)
-        return 2
     if args.budget < 1 or args.max_time <= 0:
         print("conformance fuzz: --budget must be at least 1 and --max-time positive", file=sys.stderr)
         return 2
-    runner: Any = backend  # or its isolated runner, which the run closes
-    if args.isolation == "process":
-        runner = IsolatedBackend(args.backend, backend.name, backend.version, args.timeout, args.memory_limit or None)
+    runner: Any  # the backend, or its isolated runner, which the run closes
+    try:
+        targets = select_targets(args.ops)
+        if args.isolation == "process":
+            backend, runner = started(args.backend, args.timeout, args.memory_limit or None)
+        else:
+            backend = runner = load_backend(args.backend)
+    except (ValueError, BackendNotFound, ImportError) as e:
+        print(f"conformance fuzz: {e}", file=sys.stderr)
+        return 2
     env = environment([(backend, runner)], args.seed, bundled_case_dir())
     print(f"conformance fuzz: {backend.name} {backend.version}, budget {args.budget}, seed {args.seed}, "
           f"{len(targets)} operator versions, at most {args.max_time:g} s")

@@ -225,12 +225,20 @@ class Fuzzer:
     # ---- the search, then one shrink per signature ----
 
     def fuzz(self) -> FuzzRun:
+        # One context for the whole run: entering it empties hypothesis's cache of the constants
+        # each kind of draw may take, which, computed again for every chunk, cost a third of a draw.
+        with _without_local_constants():
+            return self._fuzz()
+
+    def _fuzz(self) -> FuzzRun:
         self.started = time.monotonic()
         self.found: dict[Signature, Cluster] = {}
         try:
             if self.probe:
                 self.targets = self.supported(self.targets)
             self.strata = strata(self.targets)
+            self.strategies = {stratum: configurations(self.targets, self.reject_one_in, stratum)
+                               for stratum in self.strata}  # built once: hypothesis validates each on its first draw
             if self.targets:
                 self._search(self.found)
             for signature, cluster in self.found.items():
@@ -292,15 +300,14 @@ class Fuzzer:
         @settings(max_examples=CHUNK, database=None, deadline=None, phases=phases, report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @hypothesis_seed(self.seed * 1_000_003 + chunk)
-        @given(configurations(self.targets, self.reject_one_in, self.strata[chunk % len(self.strata)]))
+        @given(self.strategies[self.strata[chunk % len(self.strata)]])
         def search(config):
             check(config)
 
-        with _without_local_constants():
-            try:
-                search()
-            except (_Stop, _Found, Unsatisfiable, Flaky):
-                pass
+        try:
+            search()
+        except (_Stop, _Found, Unsatisfiable, Flaky):
+            pass
 
     def _search(self, found: dict[Signature, Cluster]) -> None:
         run, started = self.run, self.started

@@ -16,6 +16,7 @@ rule of the documents broken on purpose, for a backend to refuse.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -142,18 +143,66 @@ PRECISION_EDGE = {"float64": 2.0**24, "float32": 2048.0, "float16": -2048.0, "bf
 EDGE_STEP = {"float64": 0.5, "float32": 0.5, "float16": 1.0, "bfloat16": 512.0}
 
 
-@st.composite
-def fillings(draw, dtype: str) -> dict[str, Any]:
+# ---- strategies, each built once ---------------------------------------------------------------
+# Hypothesis validates a strategy on its first draw, which cost more than the draw itself when
+# every draw built its strategies anew; built once, they draw exactly the same choices.
+
+@functools.cache
+def _among(values: tuple[int | str | None, ...]) -> st.SearchStrategy:
+    """``st.sampled_from(values)``, built once per tuple (of ints, strings or None only: a cache
+    keyed by floats or booleans would take 0.0 for -0.0 and True for 1)."""
+    return st.sampled_from(values)
+
+
+@functools.cache
+def _between(low: int, high: int) -> st.SearchStrategy:
+    return st.integers(low, high)
+
+
+@functools.cache
+def _several(element: st.SearchStrategy, count: int) -> st.SearchStrategy:
+    """Lists of exactly ``count`` draws of ``element`` (a strategy built once, so that the key is stable)."""
+    return st.lists(element, min_size=count, max_size=count)
+
+
+@functools.cache
+def _omitted_or(value_strategy: st.SearchStrategy, weight: int) -> st.SearchStrategy:
+    return st.one_of(st.none(), *([value_strategy] * weight))
+
+
+BOOLEANS = st.booleans()
+FILLING_SEEDS = st.integers(0, 2**16)
+# a window of the type's lowest value only, twice: each kernel seeds its maximum with a constant
+# of its own (-FLT_MAX, -127, 0), and only such a window shows which
+FILLING_BASES = st.sampled_from(("distinct", "ties", "edge", "lowest", "lowest"))
+FILLING_RATES = st.sampled_from((0.0, 0.1, 0.5, 0.9, 1.0))
+ACTIVATION_LOWS = st.sampled_from((0.0, -1.0, -0.5, 1.0, float("-inf")))
+ACTIVATION_HIGHS = st.sampled_from((6.0, 0.5, 1.0, 0.0, float("inf")))
+# One plane (N = C = 1) a third of the time: questions like storage_order's scope are open over
+# several planes only.
+SEVERAL_PLANES = st.sampled_from((True, True, False))
+GLOBAL_WINDOW = st.sampled_from((False, False, False, False, True))  # a window as large as the input
+
+
+@functools.cache
+def _palettes(dtype: str) -> st.SearchStrategy:
+    return st.lists(st.sampled_from(special_values(dtype)), min_size=1, max_size=3)
+
+
+@functools.cache
+def fillings(dtype: str) -> st.SearchStrategy:
     """How to fill an input: distinct values (every maximum unique) or few small ones (ties), with
     special values of the type sprinkled at a rate."""
-    specials = special_values(dtype)
+    return _fillings(dtype)
+
+
+@st.composite
+def _fillings(draw, dtype: str) -> dict[str, Any]:
     return {
-        "seed": draw(st.integers(0, 2**16)),
-        # a window of the type's lowest value only, twice: each kernel seeds its maximum with a
-        # constant of its own (-FLT_MAX, -127, 0), and only such a window shows which
-        "base": draw(st.sampled_from(("distinct", "ties", "edge", "lowest", "lowest"))),
-        "rate": draw(st.sampled_from((0.0, 0.1, 0.5, 0.9, 1.0))),
-        "palette": draw(st.lists(st.sampled_from(specials), min_size=1, max_size=3)),
+        "seed": draw(FILLING_SEEDS),
+        "base": draw(FILLING_BASES),
+        "rate": draw(FILLING_RATES),
+        "palette": draw(_palettes(dtype)),
     }
 
 
@@ -203,19 +252,17 @@ def fill(filling: dict[str, Any], dtype: str, shape: tuple[int, ...]) -> np.ndar
 def _optional(draw, value_strategy, weight: int = 1):
     """Omitted (None) or drawn (``weight`` times as often): attributes are tried both absent and
     written out; omitted is what the shrinker prefers."""
-    return draw(st.one_of(st.none(), *([value_strategy] * weight)))
+    return draw(_omitted_or(value_strategy, weight))
 
 
 def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
-    # One plane (N = C = 1) a third of the time: questions like storage_order's scope are open
-    # over several planes only.
-    several = draw(st.sampled_from((True, True, False)))
-    n = draw(st.sampled_from(BATCHES)) if several else 1
-    c = draw(st.sampled_from(CHANNELS)) if several else 1
-    sizes = [draw(st.sampled_from(SIZES)) for _ in range(rank)]
-    row = draw(st.sampled_from(("small", "vector", "wide")))  # the innermost axis: a row kernel's path
+    several = draw(SEVERAL_PLANES)
+    n = draw(_among(BATCHES)) if several else 1
+    c = draw(_among(CHANNELS)) if several else 1
+    sizes = [draw(_among(SIZES)) for _ in range(rank)]
+    row = draw(_among(("small", "vector", "wide")))  # the innermost axis: a row kernel's path
     if row != "small":
-        sizes[-1] = draw(st.sampled_from(WIDTHS if row == "vector" else WIDE_ROWS))
+        sizes[-1] = draw(_among(WIDTHS if row == "vector" else WIDE_ROWS))
     # Keep it small: halve the outer spatial axes first (largest first), then N, then C (whose
     # remainders modulo 8 and 16 are selectors), the innermost axis (the row kernel's) last.
     dims = [n, c] + sizes
@@ -223,46 +270,51 @@ def _dims(draw, rank: int) -> tuple[list[int], list[int]]:
     while int(np.prod(dims)) > MAX_ELEMENTS:
         axis = next(i for i in order if dims[i] > 1)
         dims[axis] = max(1, dims[axis] // 2)
-    empty = draw(st.sampled_from(EMPTY_AXES))
+    empty = draw(_among(EMPTY_AXES))
     if empty is not None:
-        dims[{"N": 0, "C": 1}[empty] if empty != "spatial" else 2 + draw(st.integers(0, rank - 1))] = 0
+        dims[{"N": 0, "C": 1}[empty] if empty != "spatial" else 2 + draw(_between(0, rank - 1))] = 0
     return dims[:2], dims[2:]
 
 
 def _window(draw, sizes: list[int], kernels=KERNELS, dilated: bool = True) -> tuple[list[int], list[int] | None]:
     """A kernel (and dilations, or None for omitted) whose dilated extent fits each axis, so that
     every window holds an element."""
-    kernel = [draw(st.sampled_from([k for k in kernels if k <= size] or [1])) for size in sizes]
-    if draw(st.sampled_from((False, False, False, False, True))):  # a window as large as the input (global pooling)
+    kernel = [draw(_among(tuple(k for k in kernels if k <= size) or (1,))) for size in sizes]
+    if draw(GLOBAL_WINDOW):  # global pooling
         kernel = [size if 0 < size <= 4 * MAX_EDGE else k for size, k in zip(sizes, kernel)]
     if not dilated:
         return kernel, None
-    dilations = _optional(draw, st.lists(st.sampled_from(DILATIONS), min_size=len(sizes), max_size=len(sizes)))
+    dilations = _optional(draw, _several(_among(DILATIONS), len(sizes)))
     if dilations is not None:
         dilations = [d if (k - 1) * d + 1 <= size else 1 for k, d, size in zip(kernel, dilations, sizes)]
     return kernel, dilations
 
 
+@functools.cache
+def _pads(extents: tuple[int, ...]) -> st.SearchStrategy:
+    return _drawn_pads(list(extents))
+
+
 @st.composite
-def _pads(draw, extents: list[int]) -> list[int]:
+def _drawn_pads(draw, extents: list[int]) -> list[int]:
     """ONNX pads (begins, then ends) below each window's extent, placed as PAD_PLACEMENTS says:
     a placed pad is at least 1 where the extent allows one."""
-    placement = draw(st.sampled_from(PAD_PLACEMENTS))
+    placement = draw(_among(PAD_PLACEMENTS))
     rank = len(extents)
     pads = []
     for end in (False, True):
         for axis, extent in enumerate(extents):
             placed = {"begin": not end, "end": end, "both": True, "last_end": end and axis == rank - 1}.get(placement)
             low = 1 if placed and extent > 1 else 0
-            pads.append(draw(st.integers(low, max(low, min(extent - 1, MAX_EDGE)))) if placed in (True, None) else 0)
+            pads.append(draw(_between(low, max(low, min(extent - 1, MAX_EDGE)))) if placed in (True, None) else 0)
     return pads
 
 
 def _geometry(draw, target: Target, port: str, ranks, kernels=KERNELS, dilated: bool = True, dtype: str | None = None):
     """(element type, [N, C], spatial sizes, kernel, dilations or None), drawn in this order (the
     element type unless given)."""
-    dtype = dtype or draw(st.sampled_from(target.dtypes or target.signature.types[port]))
-    rank = draw(st.sampled_from(ranks))
+    dtype = dtype or draw(_among(tuple(target.dtypes or target.signature.types[port])))
+    rank = draw(_among(tuple(ranks)))
     nc, sizes = _dims(draw, rank)
     kernel, dilations = _window(draw, sizes, kernels, dilated=dilated)
     return dtype, nc, sizes, kernel, dilations
@@ -276,32 +328,32 @@ def onnx_maxpool(draw, target: Target, rank: int | None = None, dtype: str | Non
                                                         dtype=dtype)
     rank = len(sizes)
     a: dict[str, Any] = {"kernel_shape": kernel}
-    strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank), 2)
+    strides = _optional(draw, _several(_among(STRIDES), rank), 2)
     if strides is not None:
         a["strides"] = strides
     if dilations is not None:
         a["dilations"] = dilations
-    auto_pad = draw(st.sampled_from((None, None, "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")))
+    auto_pad = draw(_among((None, None, "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")))
     if auto_pad is not None:
         a["auto_pad"] = auto_pad
     if auto_pad in (None, "NOTSET"):
         extents = [(k - 1) * d + 1 for k, d in zip(kernel, a.get("dilations", [1] * rank))]
-        pads = _optional(draw, _pads(extents), 2)
+        pads = _optional(draw, _pads(tuple(extents)), 2)
         if pads is not None:
             a["pads"] = pads
     for name in ("ceil_mode", "storage_order"):
         if name in sig.attributes:
-            value = draw(st.sampled_from((None, 0, 1, 1)))
+            value = draw(_among((None, 0, 1, 1)))
             if value is not None:
                 a[name] = value
-    if a.get("ceil_mode") == 1 and auto_pad in (None, "NOTSET") and draw(st.booleans()):
+    if a.get("ceil_mode") == 1 and auto_pad in (None, "NOTSET") and draw(BOOLEANS):
         sizes = _sizes_where_ceil_adds_a_window(sizes, kernel, a)
-    if "activation" in sig.attributes and draw(st.booleans()):
-        low = draw(st.sampled_from((0.0, -1.0, -0.5, 1.0, float("-inf"))))
-        high = draw(st.sampled_from((6.0, 0.5, 1.0, 0.0, float("inf"))))
-        a["activation"] = draw(st.sampled_from(("Relu", "Clip")))
+    if "activation" in sig.attributes and draw(BOOLEANS):
+        low = draw(ACTIVATION_LOWS)
+        high = draw(ACTIVATION_HIGHS)
+        a["activation"] = draw(_among(("Relu", "Clip")))
         a["activation_params"] = [low, max(low, high)]
-    outputs = ["Y"] + (["Indices"] if sig.port("Indices") and draw(st.booleans()) else [])
+    outputs = ["Y"] + (["Indices"] if sig.port("Indices") and draw(BOOLEANS) else [])
     return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": outputs,
             "filling": draw(fillings(dtype))}
 
@@ -329,28 +381,28 @@ def openvino_maxpool(draw, target: Target, rank: int | None = None, dtype: str |
     dtype, nc, sizes, kernel, drawn = _geometry(draw, target, "T", (rank,) if rank else spatial_ranks(target),
                                                 dilated="dilations" in sig.attributes, dtype=dtype)
     rank = len(sizes)
-    a: dict[str, Any] = {"kernel": kernel, "strides": [draw(st.sampled_from(STRIDES)) for _ in range(rank)]}
+    a: dict[str, Any] = {"kernel": kernel, "strides": [draw(_among(STRIDES)) for _ in range(rank)]}
     dilations = [1] * rank
     if drawn is not None:
         a["dilations"] = dilations = drawn
     extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    a["pads_begin"] = [draw(st.integers(0, min(e - 1, MAX_EDGE))) for e in extents]
-    a["pads_end"] = [draw(st.integers(0, min(e - 1, MAX_EDGE))) for e in extents]
+    a["pads_begin"] = [draw(_between(0, min(e - 1, MAX_EDGE))) for e in extents]
+    a["pads_end"] = [draw(_between(0, min(e - 1, MAX_EDGE))) for e in extents]
     for name, values in (("auto_pad", ("explicit", "valid", "same_upper", "same_lower")),
                          ("rounding_type", ("floor", "ceil", "ceil"))):
-        value = draw(st.sampled_from((None,) + values))
+        value = draw(_among((None,) + values))
         if value is not None:
             a[name] = value
     outputs = ["Y"]
     if "axis" in sig.attributes:
         # negative axes most (normalised by the input rank: a classic slip), each as likely as 0, 1 or 2
-        axis = draw(st.sampled_from((None, 0, 1, 2, -1, -1, -2, -(rank + 2))))
+        axis = draw(_among((None, 0, 1, 2, -1, -1, -2, -(rank + 2))))
         if axis is not None and -(rank + 2) <= axis < rank + 2:
             a["axis"] = axis
-        index_type = draw(st.sampled_from((None, "i64", "i32", "i32")))
+        index_type = draw(_among((None, "i64", "i32", "i32")))
         if index_type:
             a["index_element_type"] = index_type
-        if draw(st.booleans()):
+        if draw(BOOLEANS):
             outputs.append("Indices")
     return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": outputs,
             "filling": draw(fillings(dtype))}
@@ -363,15 +415,15 @@ def maxunpool(draw, target: Target, rank: int | None = None, dtype: str | None =
                                             dilated=False, dtype=dtype)
     rank = len(sizes)
     a: dict[str, Any] = {"kernel_shape": kernel}
-    strides = _optional(draw, st.lists(st.sampled_from(STRIDES), min_size=rank, max_size=rank))
+    strides = _optional(draw, _several(_among(STRIDES), rank))
     if strides is not None:
         a["strides"] = strides
-    pads = _optional(draw, _pads(kernel), 2)
+    pads = _optional(draw, _pads(tuple(kernel)), 2)
     if pads is not None:
         a["pads"] = pads
     return {"target": target, "dtype": dtype, "shape": nc + sizes, "attributes": a, "outputs": ["output"],
-            "form": draw(st.sampled_from(("round_trip", "indices"))),
-            "output_shape_growth": _optional(draw, st.lists(st.integers(0, 2), min_size=rank, max_size=rank)),
+            "form": draw(_among(("round_trip", "indices"))),
+            "output_shape_growth": _optional(draw, _several(_between(0, 2), rank)),
             "filling": draw(fillings(dtype))}
 
 
@@ -409,7 +461,7 @@ def broken(draw, config: dict[str, Any]) -> dict[str, Any]:
             choices += ["unknown_auto_pad"] + (["storage_order_out_of_range"] if "storage_order" in sig.attributes else [])
         if "activation" in sig.attributes:
             choices += ["unknown_activation", "activation_bounds_reversed"]
-    rule = draw(st.sampled_from(choices))
+    rule = draw(_among(tuple(choices)))
     dtype = config["dtype"]
     if rule == "zero_kernel":
         a[kernel_name] = [0] + list(a[kernel_name][1:])
@@ -438,7 +490,7 @@ def broken(draw, config: dict[str, Any]) -> dict[str, Any]:
     elif rule == "activation_bounds_reversed":
         a.update(activation="Clip", activation_params=[6.0, 0.0])
     else:
-        dtype = draw(st.sampled_from(refused))
+        dtype = draw(_among(tuple(refused)))
         config = dict(config, filling=dict(config["filling"], palette=special_values(dtype)[:1]))
     return dict(config, attributes=a, geometry=config["attributes"], dtype=dtype, reject=f"{rule}: {BREAKS[rule]}")
 
@@ -473,29 +525,35 @@ def configurations(targets: list[Target], reject_one_in: int = 6, stratum: Strat
     """Every target's space (or one stratum's: one family at one spatial rank); one draw in
     ``reject_one_in`` breaks a rule (0: none does)."""
     rank = stratum[1] if stratum else None
-
-    def one(target: Target, dtype: str | None = None):
-        if target.domain == OPENVINO:
-            valid = openvino_maxpool(target, rank, dtype)
-        elif target.op == "MaxUnpool":
-            valid = maxunpool(target, rank, dtype)
-        else:
-            valid = onnx_maxpool(target, rank, dtype)
-        if not reject_one_in:
-            return valid
-        return st.tuples(valid, st.integers(1, reject_one_in)).flatmap(
-            lambda drawn: broken(drawn[0]) if drawn[1] == reject_one_in else st.just(drawn[0]))
-
     if stratum:  # the element type first (float32, with the most kernels, twice), then a version that accepts it
         versions = [t for t in targets if (t.domain, t.op) == stratum[0]]
         dtypes = {d: [t for t in versions if d in _dtypes(t)] for t in versions for d in _dtypes(t)}
         weighted = [d for d in dtypes for _ in range(2 if d == "float32" else 1)]
-        return st.sampled_from(weighted).flatmap(
-            lambda dtype: st.sampled_from(dtypes[dtype]).flatmap(lambda target: one(target, dtype)))
+        per_dtype = {dtype: st.sampled_from(accepting).flatmap(functools.partial(_one, rank=rank, dtype=dtype,
+                                                                                  reject_one_in=reject_one_in))
+                     for dtype, accepting in dtypes.items()}
+        return st.sampled_from(weighted).flatmap(per_dtype.__getitem__)
     families: dict[tuple[str, str], list[Target]] = {}
     for target in targets:  # each operator as often as the others, whatever its number of versions
         families.setdefault((target.domain, target.op), []).append(target)
-    return st.sampled_from(list(families.values())).flatmap(st.sampled_from).flatmap(one)
+    return st.sampled_from(list(families.values())).flatmap(st.sampled_from).flatmap(
+        functools.partial(_one, rank=None, dtype=None, reject_one_in=reject_one_in))
+
+
+@functools.cache
+def _one(target: Target, rank: int | None, dtype: str | None, reject_one_in: int) -> st.SearchStrategy:
+    """One target's configurations (at ``rank`` and of ``dtype``, where given), one in
+    ``reject_one_in`` with a rule broken."""
+    if target.domain == OPENVINO:
+        valid = openvino_maxpool(target, rank, dtype)
+    elif target.op == "MaxUnpool":
+        valid = maxunpool(target, rank, dtype)
+    else:
+        valid = onnx_maxpool(target, rank, dtype)
+    if not reject_one_in:
+        return valid
+    return st.tuples(valid, _between(1, reject_one_in)).flatmap(
+        lambda drawn: broken(drawn[0]) if drawn[1] == reject_one_in else st.just(drawn[0]))
 
 
 def with_changes(config: dict[str, Any], **changes: Any) -> dict[str, Any]:

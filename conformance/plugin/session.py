@@ -134,6 +134,15 @@ class SuiteSession:
             self.marks[name] = getattr(pytest.mark, name).mark
         return self.marks[name]
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The backends' processes start now, so that their imports overlap the collection;
+        not where this process runs no item (pytest-xdist's controller, --collect-only)."""
+        controller = self.config.getoption("dist", "no") != "no" and not hasattr(self.config, "workerinput")
+        if not (controller or self.config.getoption("collectonly")):
+            for target in self.targets:
+                if isinstance(target.runner, IsolatedBackend):
+                    target.runner.start()
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.directory is not None:  # with the collection errors
             self.results.checkpoint()

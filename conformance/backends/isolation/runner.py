@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import onnx
 
-from ..base import Unsupported
+from ..base import Backend, Unsupported
 from .errors import BackendCrashed, BackendGarbage, BackendTimedOut, IsolationFailed, RaisedInBackend
 from .wire import ANSWER_LIMIT_BYTES, HEADER_LIMIT_BYTES, PREFIX, dtype_from_text, dtype_text, frame, plain_array
 
@@ -42,6 +42,22 @@ def effective_memory_limit(requested_mib: int | None) -> tuple[int | None, str]:
     return inherited_mib, f" (inherited by this process, below {asked})"
 
 
+def started(spec: str, timeout_s: float, memory_limit_mib: int | None) -> tuple[Backend, "IsolatedBackend"]:
+    """The backend ``spec`` loaded in this process (for its name, version and details) and its
+    isolated runner, whose child starts first: both import the runtime at once."""
+    runner = IsolatedBackend(spec, "?", "?", timeout_s, memory_limit_mib)
+    runner.start()
+    try:
+        from .. import load_backend
+
+        backend = load_backend(spec)
+    except BaseException:
+        runner.close()
+        raise
+    runner.name, runner.version = backend.name, backend.version
+    return backend, runner
+
+
 class IsolatedBackend:
     """Forwards ``run`` to a child process that loads the backend named ``spec``."""
 
@@ -50,19 +66,29 @@ class IsolatedBackend:
         self.timeout_s = timeout_s
         self.memory_limit_mib, self.memory_note = effective_memory_limit(memory_limit_mib)
         self.child: Any = None  # the subprocess.Popen, once started
+        self.ready = False  # whether the child said it has loaded the backend
 
     def details(self) -> dict[str, str]:
         limit = f"{self.memory_limit_mib} MiB" if self.memory_limit_mib else "none"
         return {"isolation": f"child process, timeout {self.timeout_s:g} s, memory limit {limit}{self.memory_note}"}
 
+    def start(self) -> None:
+        """Start the child now, without waiting for it: its imports overlap whatever this process
+        does next (loading the backend here too, collecting the items). The first run() waits
+        until it is ready; a child that cannot start says so there."""
+        if self.child is None:
+            self._spawn()
+
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
-        if self.child is not None and self.child.poll() is not None:
+        if self.child is not None and self.ready and self.child.poll() is not None:
             message, output = self._death(), self.tail.take()  # e.g. a thread the backend left running
             self.close()
             raise BackendCrashed(f"{message}, after it answered the previous item", output)
         try:
             if self.child is None:
-                self._start()
+                self._spawn()
+            if not self.ready:
+                self._await_ready()
             self.tail.clear()
             deadline = time.monotonic() + self.timeout_s
             names = list(inputs)
@@ -102,7 +128,7 @@ class IsolatedBackend:
             os.close(fd)
         self.child = None
 
-    def _start(self) -> None:
+    def _spawn(self) -> None:
         to_child, from_child, lifeline, output = os.pipe(), os.pipe(), os.pipe(), os.pipe()
         for channel in (to_child, from_child):
             _widen(channel[0])
@@ -123,6 +149,9 @@ class IsolatedBackend:
         # lifeline[1] is never written: the watchdog's read of it ends when the runner has gone
         self.fds = [self.to_child, self.from_child, lifeline[1], output[0]] + ([self.pidfd] if self.pidfd is not None else [])
         self.tail = _Tail(output[0])
+        self.ready = False
+
+    def _await_ready(self) -> None:
         header, _ = self._receive(time.monotonic() + START_TIMEOUT_S, starting=True)
         if header.get("kind") == "isolation failed":
             self.close()
@@ -130,6 +159,7 @@ class IsolatedBackend:
         if header.get("kind") != "ready":
             self.close()
             raise RuntimeError(f"the backend's process could not load {self.spec!r}: {header.get('message')}")
+        self.ready = True
 
     def _send(self, header: dict[str, Any], buffers: list, deadline: float) -> None:
         for chunk in frame(header, buffers):
@@ -153,7 +183,7 @@ class IsolatedBackend:
                 self._wait(self.from_child, select.POLLIN, deadline, starting)
                 continue
             if not chunk:  # every writer closed: the process is gone, or closed its end
-                raise BackendCrashed(self._death(), self.tail.take())
+                raise BackendCrashed(self._death() + (" while starting" if starting else ""), self.tail.take())
             data += chunk
             if needed == PREFIX.size and len(data) == needed:
                 length, header_length = PREFIX.unpack(data)
