@@ -92,6 +92,9 @@ class OrtBackend:
             "providers": ",".join(self.providers),
             "graph_optimization_level": self.options.graph_optimization_level.name,
             "intra_op_num_threads": str(self.options.intra_op_num_threads),
+            # see alone_in_process(): the isolated child calls it, this process may not have
+            "thread_pools": ("process-wide where alone in its process (an isolated child), else per session"
+                             if self.options.intra_op_num_threads == 0 else "per session"),
             **{f"{p}.{k}": v for p, options in zip(self.providers, self.provider_options) for k, v in options.items()},
         }
 
