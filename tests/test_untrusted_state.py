@@ -54,8 +54,19 @@ def cache(tmp_path, registry):
     directory.mkdir()
     cache = ExpansionCache(directory, BUNDLED, DEFAULT_LIMITS)
     cache.items(EDGES, registry, DEFAULT_LIMITS)
-    [entry] = directory.glob("*.json")
+    [entry] = (e for e in directory.glob("*.json") if not e.name.endswith("-ids.json"))
     return cache, entry
+
+
+def test_the_ids_are_stored_with_the_items_and_garbage_in_their_place_is_recomputed(cache, registry):
+    """A repro line (-k <id>) reads a file's ids alone: stored when its items are, and read as
+    untrusted as they are."""
+    store, entry = cache
+    [ids_entry] = entry.parent.glob("*-ids.json")
+    expected = ids(expand_file(EDGES, registry, DEFAULT_LIMITS))
+    assert store.ids(EDGES, registry, DEFAULT_LIMITS) == expected
+    ids_entry.write_text(json.dumps([["list", [1, 2]], ["tuple", [["r", 0]]]]))  # a list, but not of ids
+    assert store.ids(EDGES, registry, DEFAULT_LIMITS) == expected
 
 
 def test_a_stored_entry_reads_back_as_the_same_items(cache, registry):
@@ -212,13 +223,16 @@ def test_a_planted_pickle_in_the_cache_runs_nothing_in_a_real_run(tmp_path):
                "-p", "cacheprovider", "-o", f"cache_dir={tmp_path / 'cache'}"]
     first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     entries = list((tmp_path / "cache" / "d" / "conformance-items").iterdir())
-    assert first.returncode == 0 and len(entries) == 2, first.stdout + first.stderr
+    # the registry, the file's items, and their ids (which a -k <id> run reads alone)
+    assert first.returncode == 0 and len(entries) == 3, first.stdout + first.stderr
     marker = tmp_path / "ran"
     for entry in entries:
         entry.write_bytes(pickle.dumps([RunsCode(marker)]))
         entry.with_suffix(".pickle").write_bytes(pickle.dumps([RunsCode(marker)]))
     again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert again.returncode == 0 and again.stdout.count("small[") == first.stdout.count("small[") > 0
+    one = subprocess.run([*command, "-k", "MaxPool-12/small"], capture_output=True, text=True, cwd=tmp_path)
+    assert one.returncode == 0 and one.stdout.count("small[") == 1, one.stdout + one.stderr
     assert not marker.exists()
 
 

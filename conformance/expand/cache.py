@@ -71,7 +71,12 @@ class ExpansionCache:
         return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits), "registry")
 
     def items(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[Item]:
-        return self._cached(_short(file), lambda: expand_file(file, registry, limits), "items")
+        def expanded() -> list[Item]:  # its ids stored with it: a repro line after this run decodes one file
+            items = expand_file(file, registry, limits)
+            self._store(f"{_short(file)}-ids", [i.id for i in items])
+            return items
+
+        return self._cached(_short(file), expanded, "items")
 
     def ids(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[str]:
         """The ids of ``file``'s items, kept apart from the items: a run that selects one item by
@@ -90,13 +95,16 @@ class ExpansionCache:
         except (ReadRefused, codec.CacheCorrupt):
             pass
         value = compute()
+        self._store(name, value)
+        return value
+
+    def _store(self, name: str, value: object) -> None:
         try:
             for stale in self.directory.glob(f"*-{name}.json"):  # the same thing under older keys
                 stale.unlink(missing_ok=True)
-            self._write(entry, codec.dumps(value))
+            self._write(self.directory / f"{self.digest}-{name}.json", codec.dumps(value))
         except OSError:  # an unwritable cache costs the next run its start, nothing else
             pass
-        return value
 
     def _write(self, entry: Path, data: bytes) -> None:
         # xdist workers write side by side: each a new file of its own (never one planted at a
