@@ -210,13 +210,13 @@ def test_the_expansion_is_cached_by_content(pytester):
     common = ["--cases", str(cases), "-p", "cacheprovider", "-o", f"cache_dir={pytester.path / 'cache'}", "--co", "-q"]
     run_suite(pytester, *common).assert_outcomes()
     cached = list((pytester.path / "cache" / "d" / "conformance-items").glob("*.json"))
-    assert len(cached) == 2  # small.yaml's items and the registry
+    assert len(cached) == 3  # small.yaml's items, their ids and the registry
     (cases / "small.yaml").write_text(SMALL_CASE.replace("name: small", "name: renamed"))
     result = run_suite(pytester, *common)
     result.stdout.fnmatch_lines(["*MaxPool-1/renamed[[]float32[]]"])
     assert "small[" not in result.stdout.str()
     again = list((pytester.path / "cache" / "d" / "conformance-items").glob("*.json"))
-    assert len(again) == 2 and not set(again) & set(cached)  # new keys, the old entries gone
+    assert len(again) == 3 and not set(again) & set(cached)  # new keys, the old entries gone
 
 
 def _shape(value):
