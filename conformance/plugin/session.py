@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,8 +269,11 @@ class SuiteSession:
 def report_record(report) -> dict | None:
     """The record a suite item's report carries (in its user properties), or None; read once
     per report, however many hooks ask."""
-    if "conformance_record" not in report.__dict__:
+    if report not in _RECORDS:  # kept beside the report, not in it: a worker sends its reports on
         text = dict(getattr(report, "user_properties", ())).get(RECORD)
-        report.__dict__["conformance_record"] = json.loads(text) if text else None
-    return report.__dict__["conformance_record"]
+        _RECORDS[report] = json.loads(text) if text else None
+    return _RECORDS[report]
+
+
+_RECORDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
