@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
@@ -39,22 +40,18 @@ LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended"
           "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
 
 
-_POOLS_MADE: list[bool] = []  # whether this process made ONNX Runtime's process-wide pools (once)
-
-
+@functools.cache
 def _process_wide_pools(onnxruntime) -> bool:
-    """Make ONNX Runtime's process-wide thread pools, once, at the size it gives a session's own
-    (0: one thread per physical core; both go through concurrency::CreateThreadPool, see
-    InferenceSession::ConstructorCommon in onnxruntime/core/session/inference_session.cc). False
-    where they cannot be made (an older build, or made already by someone else, perhaps at another
-    size): sessions then keep pools of their own."""
-    if not _POOLS_MADE:
-        try:
-            onnxruntime.set_global_thread_pool_sizes(0, 1)  # inter-op: unused by sequential execution
-            _POOLS_MADE.append(True)
-        except Exception:  # noqa: BLE001 - an older or other build: sessions keep their own pools
-            _POOLS_MADE.append(False)
-    return _POOLS_MADE[0]
+    """Make ONNX Runtime's process-wide thread pools, once per process, at the size it gives a
+    session's own (0: one thread per physical core; both go through concurrency::CreateThreadPool,
+    see InferenceSession::ConstructorCommon in onnxruntime/core/session/inference_session.cc).
+    False where they cannot be made (an older build, or made already by someone else, perhaps at
+    another size): sessions then keep pools of their own."""
+    try:
+        onnxruntime.set_global_thread_pool_sizes(0, 1)  # inter-op: unused by sequential execution
+    except Exception:  # noqa: BLE001 - an older or other build: sessions keep their own pools
+        return False
+    return True
 
 
 class OrtBackend:
