@@ -2,8 +2,8 @@
 meets it), measured side by side on this machine now:
 
 - suite / floor: the whole suite against ONNX Runtime (`pytest conformance --backend=ort -n 2`,
-  expansion cache warm) over the floor, every exported model loaded and run by onnxruntime in one
-  tight loop (goal: 3 or less);
+  pytest's cache warm: the expanded items and their oracles) over the floor, every exported
+  model loaded and run by onnxruntime in one tight loop (goal: 3 or less);
 - the project's tests (`pytest tests -n auto`) over 4 minutes (with --tests: it takes minutes);
 - 200 configurations a second over the fuzz's throughput against ONNX Runtime;
 - a pasted repro line's pytest time (warm cache) over 1 second.
@@ -31,19 +31,15 @@ REPRO_ID = "MaxPool-12/infinities/1d-y[float32]"
 GOALS = {"suite": 3.0, "tests_s": 240.0, "fuzz_per_s": 200.0, "repro_s": 1.0}
 
 
-def floor_s(exported: Path, pooled: bool = False) -> float:
-    """Every exported model, in manifest order, loaded and run by onnxruntime in one loop;
-    ``pooled``: its sessions on ONNX Runtime's process-wide thread pools, as the suite's isolated
-    children run them (a process that has them runs no other session: call it in one of its own)."""
+def floor_s(exported: Path) -> float:
+    """Every exported model, in manifest order, loaded and run by onnxruntime in one loop, on
+    its default options."""
     import onnx
     import onnxruntime
     from onnx import numpy_helper
 
     onnxruntime.set_default_logger_severity(4)  # refusals are expected: their log lines are not
     options = onnxruntime.SessionOptions()
-    if pooled:
-        onnxruntime.set_global_thread_pool_sizes(0, 1)
-        options.use_per_session_threads = False
     cases = []
     for model in sorted(exported.glob("*/*/model.onnx")):
         inputs = [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in sorted(model.parent.glob("test_data_set_0/input_*.pb"))]
@@ -56,11 +52,6 @@ def floor_s(exported: Path, pooled: bool = False) -> float:
         except Exception:  # noqa: BLE001 - a refusal costs what it costs, as in the suite
             pass
     return time.perf_counter() - started
-
-
-def pooled_floor_s(exported: Path) -> float:
-    code = f"from pathlib import Path; from tests.harness_benchmark import floor_s; print(floor_s(Path({str(exported)!r}), True))"
-    return float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout)
 
 
 def timed(command: list[str]) -> tuple[float, str]:
@@ -95,12 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as directory:
         subprocess.run([sys.executable, "-m", "conformance", "export", directory], cwd=ROOT, check=True,
                        capture_output=True)
-        timed([sys.executable, "-m", "pytest", "conformance", "--backend=ort", "--co", "-q"])  # warm the cache
-        suites, floors, pooled = [], [], []
+        suite_s()  # pytest's cache warm: the expanded items and their oracles, as in every run after the first
+        suites, floors = [], []
         for _ in range(args.repeats):
             suites.append(suite_s())
             floors.append(floor_s(Path(directory)))
-            pooled.append(pooled_floor_s(Path(directory)))
     repros = [repro_s() for _ in range(args.repeats)]
     fuzz = statistics.median(fuzz_per_s(args.budget) for _ in range(args.repeats))
     suite, floor = statistics.median(suites), statistics.median(floors)
@@ -108,9 +98,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {platform.machine()}, {_cores()} cores, Python {platform.python_version()}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; medians of {args.repeats}")
     print(f"suite / floor      {suite:7.1f} s / {floor:5.1f} s      = {suite / floor:5.2f}  (goal <= {GOALS['suite']:g})")
-    pooled_floor = statistics.median(pooled)
-    print(f"  the floor with ONNX Runtime's process-wide pools, as the suite's children run: {pooled_floor:.1f} s "
-          f"(suite / it = {suite / pooled_floor:.2f})")
     if args.tests:
         tests = timed([sys.executable, "-m", "pytest", "tests", "-n", "auto", "-q"])[0]
         print(f"tests / 4 min      {tests:7.1f} s / {GOALS['tests_s']:.0f} s      = {tests / GOALS['tests_s']:5.2f}  (goal <= 1)")

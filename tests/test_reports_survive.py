@@ -21,9 +21,10 @@ from tests.samples import SMALL_CASE, ctrl_c_restored
 ROOT = PACKAGE_DIR.parent
 
 
-def start(tmp_path: Path, *args: str) -> subprocess.Popen:
+def start(tmp_path: Path, *args: str, cached: bool = False) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q",
+         *(("-o", f"cache_dir={tmp_path / 'cache'}") if cached else ("-p", "no:cacheprovider")),
          f"--report={tmp_path / 'out'}", *args],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -110,13 +111,15 @@ def test_the_same_seed_gives_byte_identical_results_with_and_without_workers(tmp
     for name in ("maxpool.yaml", "maxunpool.yaml", "maxpool_open_questions.yaml"):  # literal, random, divergent
         shutil.copy(ROOT / "cases" / name, tmp_path / "cases")
     texts = []
-    for workers in ("0", "2"):
-        (tmp_path / workers).mkdir()
+    # the last run reads the items' oracles (judge.oracle) that the one before kept in pytest's cache
+    for workers, cached in (("0", False), ("2", True), ("2", True)):
+        (tmp_path / workers).mkdir(exist_ok=True)
         run = start(tmp_path / workers, "--seed=7", "-n", workers, "--cases", str(tmp_path / "cases"),
-                    "--backend=tests.faulty_backends:WrongAtVersion12")
+                    "--backend=tests.faulty_backends:WrongAtVersion12", cached=cached)
         assert run.wait(timeout=600) == 1
         texts.append(CLOCK.sub(r'"\1": null', (tmp_path / workers / "out" / "results.json").read_text()))
     document = json.loads(texts[0])
     assert document["environment"]["seed"] == 7 and len(document["items"]) > 100
     assert {"pass", "fail", "divergent"} <= set(document["summary"])
-    assert texts[0] == texts[1]
+    assert list((tmp_path / "2").glob("cache/d/conformance-items/*-values-*-7-*.json"))
+    assert texts[0] == texts[1] == texts[2]

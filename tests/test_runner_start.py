@@ -1,5 +1,5 @@
-"""The isolated runner's early start (``IsolatedBackend.start``, ``started``) and ONNX Runtime
-alone in its child process (``alone_in_process``: the process-wide thread pools)."""
+"""The isolated runner's early start (``IsolatedBackend.start``, ``started``), and ONNX Runtime
+in its child answering as in this process."""
 
 from __future__ import annotations
 
@@ -93,19 +93,17 @@ def test_a_backend_that_does_not_load_here_leaves_no_child():
     dict(shape=[2, 5, 33, 40], dtype="int8", attributes={"kernel_shape": [2, 3], "strides": [2, 1]},
          outputs=["Y", "Indices"]),
 ], ids=["nchwc", "int8-indices"])
-def test_ort_alone_in_its_child_answers_as_with_pools_of_each_session(config):
-    """The suite's child gives ONNX Runtime its process-wide pools: the same answers, bit for
-    bit, as sessions with pools of their own (this process, where the backend is not alone)."""
+def test_ort_in_its_child_answers_as_in_this_process(config):
+    """Bit for bit, on the kernels that split their work over the pool's threads."""
     pytest.importorskip("onnxruntime")
     item = _item(**config)
     inputs = item.to_model(item.case_inputs(0))
     backend, runner = started("ort", 30, None)
     try:
-        pooled = list(runner.run(item.model, inputs))
+        isolated = list(runner.run(item.model, inputs))
     finally:
         runner.close()
     own = list(backend.run(item.model, inputs))
-    assert backend.options.use_per_session_threads  # this process's sessions keep pools of their own
-    assert len(pooled) == len(own) == len(config["outputs"])
-    for got, expected in zip(pooled, own):
+    assert len(isolated) == len(own) == len(config["outputs"])
+    for got, expected in zip(isolated, own):
         assert got.dtype == expected.dtype and got.shape == expected.shape and np.array_equal(got, expected)

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Sequence
 
@@ -40,20 +39,6 @@ LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended"
           "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
 
 
-@functools.cache
-def _process_wide_pools(onnxruntime) -> bool:
-    """Make ONNX Runtime's process-wide thread pools, once per process, at the size it gives a
-    session's own (0: one thread per physical core; both go through concurrency::CreateThreadPool,
-    see InferenceSession::ConstructorCommon in onnxruntime/core/session/inference_session.cc).
-    False where they cannot be made (an older build, or made already by someone else, perhaps at
-    another size): sessions then keep pools of their own."""
-    try:
-        onnxruntime.set_global_thread_pool_sizes(0, 1)  # inter-op: unused by sequential execution
-    except Exception:  # noqa: BLE001 - an older or other build: sessions keep their own pools
-        return False
-    return True
-
-
 class OrtBackend:
     def __init__(self, providers: str = "CPUExecutionProvider", optimization: str = "all", threads: str = "0",
                  **provider_options: str):
@@ -79,6 +64,10 @@ class OrtBackend:
         self.options.intra_op_num_threads = int(threads)
         # Refusals arrive as exceptions; ORT's own log lines would only repeat them.
         self.options.log_severity_level = 4
+        # A session's pool threads wait without spinning: the same kernels split their work the
+        # same way, but between two items (milliseconds apart) a spinning pool thread burns a
+        # core that the suite's other processes need (a tenth of the whole ORT suite's CPU).
+        self.options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         given = {"providers": providers, "optimization": optimization, "threads": threads, **provider_options}
         defaults = {"providers": "CPUExecutionProvider", "optimization": "all", "threads": "0"}
         changed = [f"{k}={v}" for k, v in given.items() if v != defaults.get(k)]
@@ -89,21 +78,9 @@ class OrtBackend:
             "providers": ",".join(self.providers),
             "graph_optimization_level": self.options.graph_optimization_level.name,
             "intra_op_num_threads": str(self.options.intra_op_num_threads),
-            # see alone_in_process(): the isolated child calls it, this process may not have
-            "thread_pools": ("process-wide where alone in its process (an isolated child), else per session"
-                             if self.options.intra_op_num_threads == 0 else "per session"),
+            "intra_op_spinning": "off",
             **{f"{p}.{k}": v for p, options in zip(self.providers, self.provider_options) for k, v in options.items()},
         }
-
-    def alone_in_process(self) -> None:
-        """Called where this backend is alone in its process (an isolated child): with threads=0,
-        sessions take ONNX Runtime's process-wide intra-op pool instead of starting and stopping
-        threads of their own (3 to 8 ms of a session's 4 to 9 ms on two cores). The same kernels
-        split their work the same way (the pools are sized alike); but once a process has these
-        pools, every session in it must use them, so a process that may run other sessions
-        (ort[threads=1] beside ort, without isolation) keeps per-session pools."""
-        if self.options.intra_op_num_threads == 0 and _process_wide_pools(self.ort):
-            self.options.use_per_session_threads = False
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         state = self.ort.capi.onnxruntime_pybind11_state

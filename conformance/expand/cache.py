@@ -15,11 +15,13 @@ files only, bounded in bytes, checked against the types it must hold.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ..load.cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
 from ..load.limits import Limits, ReadRefused, read_regular
@@ -47,6 +49,23 @@ def suite_digest(case_dir: Path, limits: Limits) -> str:
             digest.update(f"{path}\0{info.st_size}\0".encode() + path.read_bytes())
         else:
             digest.update(f"{path}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return digest.hexdigest()[:24]
+
+
+def reference_digest() -> str:
+    """A digest of what the reference backend's answers depend on beyond the suite's own code:
+    its package's files and the versions of the libraries it computes with."""
+    import importlib.util
+
+    import ml_dtypes
+    import numpy
+    import onnx
+
+    digest = hashlib.sha256(f"{numpy.__version__}\0{onnx.__version__}\0{ml_dtypes.__version__}\0".encode())
+    spec = importlib.util.find_spec("reference_backend")  # found, not imported: the cache stays below it
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(location).rglob("*.py")):
+            digest.update(f"{path.relative_to(location)}\0".encode() + path.read_bytes())
     return digest.hexdigest()[:24]
 
 
@@ -83,6 +102,11 @@ class ExpansionCache:
         its id (a pasted repro line) decodes only the file that holds it."""
         return self._cached(f"{_short(file)}-ids", lambda: [i.id for i in self.items(file, registry, limits)], "ids")
 
+    def values(self, seed: int) -> ItemValues:
+        """What items compute when they run at ``seed`` (see ItemValues), kept beside them."""
+        key = hashlib.sha256(f"{self.digest}\0{reference_digest()}".encode()).hexdigest()[:24]
+        return ItemValues(self.directory, key, seed)
+
     def _cached(self, name: str, compute: Callable[[], T], kind: str) -> T:
         """``compute()``, or what an earlier run stored of it. Whatever stands in the cache's
         place (a planted file, a directory, a FIFO, a link to /dev/zero, a read-only or missing
@@ -107,16 +131,86 @@ class ExpansionCache:
             pass
 
     def _write(self, entry: Path, data: bytes) -> None:
-        # xdist workers write side by side: each a new file of its own (never one planted at a
-        # name known in advance), then renamed over the entry
-        fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=entry.name, suffix=".tmp")
+        _write_new(self.directory, entry, data)
+
+
+class ItemValues:
+    """Values that items compute when they run at one seed, kept between runs: an item's model,
+    its inputs and the reference backend's answers for them (``conformance.judge.oracle``) cost
+    more than most backends take to run it, and they are the same in every run until the case
+    files, the suite's code, the reference backend or its libraries change (the key).
+
+    A case file's values are kept in fragments, each a JSON object {item id: codec entries}: each
+    process that ran some of the file's items writes the values it has (those it read and those
+    it computed) to a new fragment and removes the fragments it read, so that two xdist workers
+    never lose each other's values; the next run reads them all. An item's value is decoded only
+    when it is asked for, as untrusted as the rest of the cache: whatever does not decode is
+    computed again."""
+
+    def __init__(self, directory: Path, key: str, seed: int):
+        self.directory, self.key, self.seed = directory, key, seed
+        self.read: dict[Path, tuple[dict[str, Any], list[Path]]] = {}  # file -> (entries by id, fragments read)
+        self.computed: dict[Path, dict[str, list]] = {}
+
+    def get(self, file: Path, item_id: str) -> Any:
+        """The value stored for the item, or None."""
+        entries = self._read(file)[0].get(item_id)
         try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-            os.replace(temporary, entry)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+            return None if entries is None else codec.decode(entries)
+        except codec.CacheCorrupt:
+            return None
+
+    def put(self, file: Path, item_id: str, value: Any) -> None:
+        self.computed.setdefault(file, {})[item_id] = codec.encode(value)
+
+    def save(self) -> None:
+        """One new fragment per case file with values computed in this process."""
+        for file, computed in self.computed.items():
+            stored, fragments = self._read(file)
+            try:
+                for stale in self.directory.glob(f"*-values-{_short(file)}-*.json"):  # under older keys
+                    if not stale.name.startswith(f"{self.key}-"):
+                        stale.unlink(missing_ok=True)
+                name = f"{self._prefix(file)}{os.getpid()}-{time.monotonic_ns()}.json"
+                data = json.dumps({**stored, **computed}, separators=(",", ":"), allow_nan=True).encode()
+                _write_new(self.directory, self.directory / name, data)
+                for fragment in fragments:
+                    fragment.unlink(missing_ok=True)
+            except OSError:  # an unwritable cache costs the next run the time to compute them again
+                pass
+        self.computed.clear()
+        self.read.clear()
+
+    def _prefix(self, file: Path) -> str:
+        return f"{self.key}-values-{_short(file)}-{self.seed}-"
+
+    def _read(self, file: Path) -> tuple[dict[str, Any], list[Path]]:
+        if file not in self.read:
+            entries: dict[str, Any] = {}
+            fragments = []
+            for fragment in sorted(self.directory.glob(f"{self._prefix(file)}*.json")):
+                try:
+                    value = json.loads(read_regular(fragment, MAX_ENTRY_BYTES, follow_links=False))
+                except (ReadRefused, ValueError, RecursionError):
+                    continue
+                if isinstance(value, dict):
+                    entries.update(value)
+                    fragments.append(fragment)
+            self.read[file] = entries, fragments
+        return self.read[file]
+
+
+def _write_new(directory: Path, entry: Path, data: bytes) -> None:
+    """``data`` as ``entry``, whole or not at all: xdist workers write side by side, each a new
+    file of its own (never one planted at a name known in advance), then renamed over the entry."""
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=entry.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, entry)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _is_a(value: object, kind: str) -> bool:

@@ -47,12 +47,17 @@ class CacheCorrupt(ValueError):
 
 
 def dumps(value: Any) -> bytes:
+    return json.dumps(encode(value), separators=(",", ":"), allow_nan=True).encode()
+
+
+def encode(value: Any) -> list:
+    """``value`` as the list of entries that ``dumps`` writes as JSON (a file may hold several)."""
     entries: list = []
     index: dict[int, int] = {}
     keep: list = []  # the encoded objects stay alive, so that no id() is reused while encoding
     root = _encode(value, entries, index, keep)
     entries.append(["tuple", [root]])
-    return json.dumps(entries, separators=(",", ":"), allow_nan=True).encode()
+    return entries
 
 
 def _encode(value: Any, entries: list, index: dict[int, int], keep: list) -> Any:
@@ -99,6 +104,11 @@ def loads(data: bytes) -> Any:
         entries = json.loads(data)
     except (ValueError, RecursionError) as e:  # includes UnicodeDecodeError and 5,000-digit integers
         raise CacheCorrupt(f"not the cache's JSON: {type(e).__name__}") from None
+    return decode(entries)
+
+
+def decode(entries: Any) -> Any:
+    """The value a list of entries (as parsed from JSON) holds, or CacheCorrupt."""
     if not isinstance(entries, list) or not entries:
         raise CacheCorrupt("not a list of entries")
     decoder = _Decoder()

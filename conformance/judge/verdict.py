@@ -23,7 +23,8 @@ from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity
 from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
-from .ambiguities import Answer, Questions, answer, combined_readings, questions
+from .ambiguities import Questions, answer, combined_readings
+from .oracle import SuiteError, consult, derive
 
 SHOWN_MISMATCHES = 8
 
@@ -63,25 +64,22 @@ class Verdict:
     readings: dict[str, list[str]] = field(default_factory=dict)
 
 
-class SuiteError(Exception):
-    """The suite itself is wrong (the reference cannot compute a derived expectation)."""
-
-
-def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity], lock=None) -> Verdict:
-    """``lock`` (a :class:`conformance.judge.lock.Lock`): check each derived expectation against it first."""
-    written = item.case_inputs(seed)  # channels-first, as the case writes them
-    inputs = item.to_model(written)
+def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity], lock=None,
+             store=None) -> Verdict:
+    """``lock`` (a :class:`conformance.judge.lock.Lock`): check each derived expectation against it first;
+    ``store`` (a :class:`conformance.expand.cache.ItemValues`): where the item's oracle is kept between runs."""
     if item.case.reject:
         question = item.case.ambiguity if item.case.ambiguity and item.case.ambiguity.status == "open" else None
-        return _judge_rejection(item, backend, inputs, question)
-    expected, default = derive(item, inputs)
-    if lock is not None and default is not None:
+        return _judge_rejection(item, backend, item.make_inputs(seed), question)
+    oracle = consult(item, seed, registry, store)
+    written, expected, found = oracle.written, oracle.expected, oracle.found  # written: channels-first, as the case writes them
+    inputs = item.to_model(written)
+    if lock is not None and oracle.default is not None:
         lock.verify(item, expected)
-    found = questions(item, written, registry, default)
-    ambiguities = found.ids
+    ambiguities = list(found.ids)
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     try:
-        actual = _run(backend, item, inputs)
+        actual = _run(backend, oracle.model, inputs)
     except Unsupported as e:
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
     except IsolationFailed as e:
@@ -130,7 +128,7 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     (``question``), either is recorded as divergent."""
     tags = [question.id] if question else []
     try:
-        outputs = _run(backend, item, inputs)
+        outputs = _run(backend, item.model, inputs)
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
     except IsolationFailed as e:  # the suite's failure is no refusal of the backend's
@@ -160,35 +158,17 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     )
 
 
-def _run(backend: Backend, item: Item, inputs: dict[str, np.ndarray]) -> Any:
+def _run(backend: Backend, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Any:
     """The backend's answer to copies of the model and inputs: a backend that writes into them
     changes neither what the judge reads nor what the next backend gets."""
-    model = onnx.ModelProto()
-    model.CopyFrom(item.model)
-    return backend.run(model, {name: array.copy() for name, array in inputs.items()})
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return backend.run(copy, {name: array.copy() for name, array in inputs.items()})
 
 
 def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Literal expectations as written; derived ones computed by the reference backend."""
     return derive(item, inputs)[0]
-
-
-def derive(item: Item, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Answer | None]:
-    """The expected outputs, and the reference backend's answer (loaded through the backend
-    interface) where a derived output needed it (else None)."""
-    expected: dict[str, Any] = {o.name: o.expected for o in item.outputs}
-    if all(value is not None for value in expected.values()):
-        return expected, None
-    derived = answer(item, inputs)
-    if derived.outputs is None:
-        raise SuiteError(f"the reference backend cannot derive {item.id}: {derived.refusal}")
-    for output, value in zip(item.outputs, derived.outputs):
-        if output.shape is not None and value.shape != output.shape:
-            raise SuiteError(f"{item.id}: the reference backend gives {output.name} the shape {list(value.shape)}, "
-                             f"the case documents {list(output.shape)}")
-        if expected[output.name] is None:
-            expected[output.name] = value
-    return expected, derived
 
 
 def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.ndarray],

@@ -138,8 +138,8 @@ class ConformanceItem(pytest.Item):
                                expectation=skip.as_json())
             pytest.skip(f"skipped: {skip.reason} ({skip.where})")
         try:
-            verdict = evaluate(self.item, self.target.runner, state.seed,
-                               self.parent.parent.registry, state.lock)  # type: ignore[union-attr]  # Suite > CaseFile > item
+            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry,  # type: ignore[union-attr]  # Suite > CaseFile > item
+                               state.lock, state.values)
         except Exception as e:  # the suite's own fault, not the backend's: shown in full, and the run fails
             self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}",
                                suite_error=True)

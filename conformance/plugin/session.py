@@ -83,6 +83,8 @@ class SuiteSession:
         self.finished = self.interrupted = False
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
         self.expansions = expansion_cache(config, self.case_dir, self.limits)
+        # and the items' models, inputs and the reference's answers at this seed (judge.oracle)
+        self.values = self.expansions.values(self.seed) if self.expansions else None
         self.expanded: dict[Path, list[Item]] = {}  # the case files items_of() expanded for the report
         report_dir = config.getoption("report")
         self.report_dir: Any = report_dir if not hasattr(config, "workerinput") else None  # a Path, on the controller
@@ -173,6 +175,8 @@ class SuiteSession:
         for target in self.targets:
             if target.runner is not target.backend:
                 target.runner.close()
+        if self.values is not None:
+            self.values.save()
         self.finished = True
         if self.directory is not None:
             interrupted = exitstatus == pytest.ExitCode.INTERRUPTED

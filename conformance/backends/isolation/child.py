@@ -39,8 +39,6 @@ def serve(config: dict[str, Any]) -> None:
 
     try:
         backend = load_backend(config["spec"])
-        # alone here, a backend may take process-wide resources (ONNX Runtime: its thread pools)
-        getattr(backend, "alone_in_process", lambda: None)()
     except BaseException as e:  # noqa: BLE001 - reported to the runner
         write_frame(writer, {"kind": "failed", "message": describe(e)[2].splitlines()[0]})
         return

@@ -18,7 +18,8 @@ import onnx
 
 from ..base import Backend, Unsupported
 from .errors import BackendCrashed, BackendGarbage, BackendTimedOut, IsolationFailed, RaisedInBackend
-from .wire import ANSWER_LIMIT_BYTES, HEADER_LIMIT_BYTES, PREFIX, dtype_from_text, dtype_text, frame, plain_array
+from .wire import (ANSWER_LIMIT_BYTES, HEADER_LIMIT_BYTES, PREFIX, WRITEV_CHUNKS, dtype_from_text, dtype_text, frame_chunks,
+                   plain_array, unwritten)
 
 START_TIMEOUT_S = 120
 TAIL_BYTES = 4096  # of the backend's stdout and stderr, kept for a crash's details
@@ -162,16 +163,14 @@ class IsolatedBackend:
         self.ready = True
 
     def _send(self, header: dict[str, Any], buffers: list, deadline: float) -> None:
-        for chunk in frame(header, buffers):
-            view = memoryview(chunk).cast("B")
-            while view:
+        chunks = frame_chunks(header, buffers)
+        while chunks:
+            try:
+                chunks = unwritten(chunks, os.writev(self.to_child, chunks[:WRITEV_CHUNKS]))
+            except BlockingIOError:  # the pipe is full: until the child reads, dies or runs out of time
                 self._wait(self.to_child, select.POLLOUT, deadline)
-                try:
-                    view = view[os.write(self.to_child, view):]
-                except BlockingIOError:
-                    continue
-                except BrokenPipeError:
-                    raise BackendCrashed(self._death(), self.tail.take()) from None
+            except BrokenPipeError:
+                raise BackendCrashed(self._death(), self.tail.take()) from None
 
     def _receive(self, deadline: float, starting: bool = False) -> tuple[dict, list[memoryview]]:
         """The child's next answer; raises BackendCrashed, BackendTimedOut or BackendGarbage."""

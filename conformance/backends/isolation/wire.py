@@ -19,6 +19,7 @@ from .errors import BackendGarbage
 ANSWER_LIMIT_BYTES = 2**30  # a larger answer is garbage: the runner does not read it
 HEADER_LIMIT_BYTES = 2**20
 MESSAGE_LIMIT = 2000  # characters of an exception's text that cross back
+WRITEV_CHUNKS = 512  # per os.writev call; POSIX systems take at least 1024 (IOV_MAX)
 PREFIX = struct.Struct("<QI")  # a frame's length (after the prefix) and its JSON header's length
 
 
@@ -133,10 +134,25 @@ def frame(header: dict[str, Any], buffers: list) -> list:
 
 def write_frame(fd: int, header: dict[str, Any], buffers: Sequence = ()) -> None:
     """One message, written whole to a blocking ``fd``."""
-    for chunk in frame(header, list(buffers)):
-        view = memoryview(chunk).cast("B")
-        while view:
-            view = view[os.write(fd, view):]
+    chunks = frame_chunks(header, list(buffers))
+    while chunks:
+        chunks = unwritten(chunks, os.writev(fd, chunks[:WRITEV_CHUNKS]))
+
+
+def frame_chunks(header: dict[str, Any], buffers: list) -> list[memoryview]:
+    """A frame as the byte views one ``os.writev`` takes: the reader then wakes once for the
+    message, where a write per part could wake it for each."""
+    return [view for view in (memoryview(chunk).cast("B") for chunk in frame(header, buffers)) if view.nbytes]
+
+
+def unwritten(chunks: list[memoryview], written: int) -> list[memoryview]:
+    """What is left of ``chunks`` once their first ``written`` bytes are written."""
+    while written:
+        if written < chunks[0].nbytes:
+            return [chunks[0][written:], *chunks[1:]]
+        written -= chunks[0].nbytes
+        chunks = chunks[1:]
+    return chunks
 
 
 def read_frame(fd: int) -> tuple[dict, list[memoryview]] | None:
