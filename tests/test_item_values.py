@@ -109,7 +109,17 @@ def _planted(directory, item, value):
     for old in directory.glob("*-values-*.json"):
         old.unlink()
     name = f"{store._prefix(item.case.file)}planted.json"
-    (directory / name).write_text(json.dumps({item.id: value}))
+    (directory / name).write_bytes(cache_module._fragment({item.id: json.dumps(value).encode()}))
+
+
+@pytest.mark.parametrize("fragment", [b"", b"[]\n", b'{"x": [0, 99]}\n{}', b'{"x": [2, 1]}\nabc', b'{"x": "0"}\n', b"\xff\n"])
+def test_a_fragment_that_is_no_fragment_is_passed_over(directory, items, fragment):
+    registry = bundled_registry()
+    store = stores(directory)
+    (directory / f"{store._prefix(items[0].case.file)}planted.json").write_bytes(fragment)
+    consult(items[0], 0, registry, store)
+    store.save()
+    assert stores(directory).get(items[0].case.file, items[0].id) is not None
 
 
 @pytest.mark.parametrize("how", ["not codec entries", "another form", "a model that is no model", "an input of another type",

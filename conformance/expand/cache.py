@@ -140,28 +140,29 @@ class ItemValues:
     more than most backends take to run it, and they are the same in every run until the case
     files, the suite's code, the reference backend or its libraries change (the key).
 
-    A case file's values are kept in fragments, each a JSON object {item id: codec entries}: each
-    process that ran some of the file's items writes the values it has (those it read and those
-    it computed) to a new fragment and removes the fragments it read, so that two xdist workers
-    never lose each other's values; the next run reads them all. An item's value is decoded only
-    when it is asked for, as untrusted as the rest of the cache: whatever does not decode is
-    computed again."""
+    A case file's values are kept in fragments: a line of JSON, {item id: [start, end]}, then
+    each item's codec entries as JSON at those offsets, so that a run of one item reads only
+    its own. Each process that ran some of the file's items writes the values it has (those it
+    read and those it computed) to a new fragment and removes the fragments it read, so that two
+    xdist workers never lose each other's values; the next run reads them all. A value is read
+    as untrusted as the rest of the cache: whatever does not decode is computed again."""
 
     def __init__(self, directory: Path, key: str, seed: int):
         self.directory, self.key, self.seed = directory, key, seed
-        self.read: dict[Path, tuple[dict[str, Any], list[Path]]] = {}  # file -> (entries by id, fragments read)
-        self.computed: dict[Path, dict[str, list]] = {}
+        self.read: dict[Path, tuple[dict[str, bytes], list[Path]]] = {}  # file -> (JSON by id, fragments read)
+        self.computed: dict[Path, dict[str, bytes]] = {}
 
     def get(self, file: Path, item_id: str) -> Any:
         """The value stored for the item, or None."""
-        entries = self._read(file)[0].get(item_id)
+        text = self._read(file)[0].get(item_id)
         try:
-            return None if entries is None else codec.decode(entries)
-        except codec.CacheCorrupt:
+            return None if text is None else codec.decode(json.loads(text))
+        except (ValueError, RecursionError):  # CacheCorrupt is a ValueError
             return None
 
     def put(self, file: Path, item_id: str, value: Any) -> None:
-        self.computed.setdefault(file, {})[item_id] = codec.encode(value)
+        self.computed.setdefault(file, {})[item_id] = json.dumps(codec.encode(value), separators=(",", ":"),
+                                                                 allow_nan=True).encode()
 
     def save(self) -> None:
         """One new fragment per case file with values computed in this process."""
@@ -172,8 +173,7 @@ class ItemValues:
                     if not stale.name.startswith(f"{self.key}-"):
                         stale.unlink(missing_ok=True)
                 name = f"{self._prefix(file)}{os.getpid()}-{time.monotonic_ns()}.json"
-                data = json.dumps({**stored, **computed}, separators=(",", ":"), allow_nan=True).encode()
-                _write_new(self.directory, self.directory / name, data)
+                _write_new(self.directory, self.directory / name, _fragment({**stored, **computed}))
                 for fragment in fragments:
                     fragment.unlink(missing_ok=True)
             except OSError:  # an unwritable cache costs the next run the time to compute them again
@@ -184,20 +184,41 @@ class ItemValues:
     def _prefix(self, file: Path) -> str:
         return f"{self.key}-values-{_short(file)}-{self.seed}-"
 
-    def _read(self, file: Path) -> tuple[dict[str, Any], list[Path]]:
+    def _read(self, file: Path) -> tuple[dict[str, bytes], list[Path]]:
         if file not in self.read:
-            entries: dict[str, Any] = {}
+            texts: dict[str, bytes] = {}
             fragments = []
             for fragment in sorted(self.directory.glob(f"{self._prefix(file)}*.json")):
                 try:
-                    value = json.loads(read_regular(fragment, MAX_ENTRY_BYTES, follow_links=False))
+                    texts.update(_entries(read_regular(fragment, MAX_ENTRY_BYTES, follow_links=False)))
                 except (ReadRefused, ValueError, RecursionError):
                     continue
-                if isinstance(value, dict):
-                    entries.update(value)
-                    fragments.append(fragment)
-            self.read[file] = entries, fragments
+                fragments.append(fragment)
+            self.read[file] = texts, fragments
         return self.read[file]
+
+
+def _fragment(texts: dict[str, bytes]) -> bytes:
+    index, offset = {}, 0
+    for item_id, text in texts.items():
+        index[item_id] = [offset, offset + len(text)]
+        offset += len(text)
+    return json.dumps(index, separators=(",", ":")).encode() + b"\n" + b"".join(texts.values())
+
+
+def _entries(data: bytes) -> dict[str, bytes]:
+    """A fragment's items and the bytes of each one's value; ValueError for anything else."""
+    head, newline, body = data.partition(b"\n")
+    index = json.loads(head)
+    if not newline or not isinstance(index, dict):
+        raise ValueError("not a fragment")
+    texts = {}
+    for item_id, place in index.items():
+        if not (isinstance(place, list) and len(place) == 2 and all(type(n) is int for n in place)
+                and 0 <= place[0] <= place[1] <= len(body)):
+            raise ValueError("not a fragment")
+        texts[item_id] = body[place[0]:place[1]]
+    return texts
 
 
 def _write_new(directory: Path, entry: Path, data: bytes) -> None:

@@ -4,6 +4,7 @@ errors the judge reads (a crash, a timeout, garbage); a fresh child serves the n
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import select
@@ -199,7 +200,7 @@ class IsolatedBackend:
             raise BackendGarbage(f"the backend's process wrote an unreadable answer ({type(e).__name__})") from None
         if not isinstance(header, dict) or min(sizes, default=0) < 0 or sum(sizes) != len(payload) - header_length:
             raise BackendGarbage("the backend's process wrote an answer whose sizes do not add up")
-        offsets = np.cumsum([header_length, *sizes]).tolist()
+        offsets = list(itertools.accumulate([header_length, *sizes]))
         return header, [payload[a:b] for a, b in zip(offsets, offsets[1:])]
 
     def _outputs(self, header: dict, buffers: list[memoryview]) -> list[np.ndarray]:

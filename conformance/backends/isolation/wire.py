@@ -5,6 +5,8 @@ messages the same way."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import os
 import struct
@@ -44,8 +46,11 @@ def dtype_text(dtype: np.dtype) -> str | None:
 
 
 def dtype_from_text(text: Any) -> np.dtype | None:
-    if not isinstance(text, str):
-        return None
+    return _dtype_named(text) if isinstance(text, str) else None
+
+
+@functools.lru_cache(maxsize=64)  # a few names, met on every output of every item
+def _dtype_named(text: str) -> np.dtype | None:
     extension = getattr(ml_dtypes, text, None)
     try:
         dtype = np.dtype(extension if isinstance(extension, type) and issubclass(extension, np.generic) else text)
@@ -163,7 +168,7 @@ def read_frame(fd: int) -> tuple[dict, list[memoryview]] | None:
     length, header_length = PREFIX.unpack(prefix)
     payload = memoryview(_read_exactly(fd, length) or b"")
     header = json.loads(bytes(payload[:header_length]))
-    offsets = np.cumsum([header_length, *header["buffers"]]).tolist()
+    offsets = list(itertools.accumulate([header_length, *header["buffers"]]))
     return header, [payload[a:b] for a, b in zip(offsets, offsets[1:])]
 
 
