@@ -157,3 +157,21 @@ def test_a_broken_registry_is_reported_in_one_line(pytester):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*/mine/ambiguities.yaml:1: odd: 'status' is required"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_failures_are_shown_whole_and_pytest_scans_no_report_without_output_for_them(pytester):
+    """pytest looks for each failure's teardown output among all the run's passed setup and
+    teardown reports (quadratic over a whole run); the suite leaves those without output out first."""
+    pytester.makepyfile(unshown_probe="""
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_terminal_summary(terminalreporter):
+            terminalreporter.write_line(f"reports scanned for teardown output: {len(terminalreporter.stats.get('', []))}")
+    """)
+    pytester.syspathinsert()
+    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", "--isolation=none",
+                       "-p", "unshown_probe", "-k", "MaxPool-12/ranks")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*= FAILURES =*", "*_ MaxPool-12/ranks/*", "*expected*", "*repro: pytest conformance*",
+                                 "reports scanned for teardown output: 0"])
