@@ -63,6 +63,16 @@ def test_a_kept_oracle_judges_every_item_as_computing_it_again(directory, items)
     assert not warm.computed  # nothing new to write
 
 
+def test_an_item_run_on_a_second_backend_reads_the_oracle_its_first_run_computed(directory, items):
+    registry = bundled_registry()
+    store = stores(directory)
+    first = consult(items[0], 0, registry, store)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(oracle_module, "derive", lambda *a: pytest.fail("derived again"))
+        again = consult(items[0], 0, registry, store)
+    assert again.model.SerializeToString() == first.model.SerializeToString()
+
+
 def test_an_oracle_reads_back_bit_for_bit(directory, items):
     registry = bundled_registry()
     store = stores(directory, seed=3)

@@ -153,8 +153,9 @@ class ItemValues:
         self.computed: dict[Path, dict[str, bytes]] = {}
 
     def get(self, file: Path, item_id: str) -> Any:
-        """The value stored for the item, or None."""
-        text = self._read(file)[0].get(item_id)
+        """The value stored for the item (by an earlier run, or by this one: with several
+        backends under test each item runs once on each), or None."""
+        text = self.computed.get(file, {}).get(item_id) or self._read(file)[0].get(item_id)
         try:
             return None if text is None else codec.decode(json.loads(text))
         except (ValueError, RecursionError):  # CacheCorrupt is a ValueError
