@@ -126,12 +126,9 @@ class ExpansionCache:
         try:
             for stale in self.directory.glob(f"*-{name}.json"):  # the same thing under older keys
                 stale.unlink(missing_ok=True)
-            self._write(self.directory / f"{self.digest}-{name}.json", codec.dumps(value))
+            _write_new(self.directory, self.directory / f"{self.digest}-{name}.json", codec.dumps(value))
         except OSError:  # an unwritable cache costs the next run its start, nothing else
             pass
-
-    def _write(self, entry: Path, data: bytes) -> None:
-        _write_new(self.directory, entry, data)
 
 
 class ItemValues:

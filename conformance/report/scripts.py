@@ -5,6 +5,7 @@ per failure cause it shows, ``conformance repro`` one for any item, the fuzz one
 
 from __future__ import annotations
 
+import functools
 import shlex
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -13,9 +14,11 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..expand.items import Item, expand
+from ..expand.cache import expand_file
+from ..expand.items import Item
 from ..judge.verdict import expected_outputs
-from ..load.cases import CaseError, bundled_case_dir, case_files, load_case_file, load_registry
+from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
+from ..load.limits import DEFAULT_LIMITS
 
 
 class ReproError(Exception):
@@ -39,7 +42,7 @@ def find_item(item_id: str, case_dir: Path, record: dict[str, Any] | None = None
     try:
         if items_of is None:
             registry = load_registry(case_dir)
-            items_of = lambda file: (item for case in load_case_file(file, registry) for item in expand(case))  # noqa: E731
+            items_of = functools.partial(expand_file, registry=registry, limits=DEFAULT_LIMITS)
         files = case_files(case_dir)
         if record and record.get("file"):
             named = case_dir.parent / record["file"]
