@@ -175,3 +175,23 @@ def test_the_failures_are_shown_whole_and_pytest_scans_no_report_without_output_
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*= FAILURES =*", "*_ MaxPool-12/ranks/*", "*expected*", "*repro: pytest conformance*",
                                  "reports scanned for teardown output: 0"])
+
+
+def test_pytest_rewrites_none_of_the_suite_s_modules_in_the_processes_it_starts(pytester, monkeypatch):
+    # pytest marks a plugin's packages for assertion rewriting; where bytecode is not written, every
+    # pytest process (each xdist worker too) would rewrite the suite's modules again, about 1.5 s of CPU.
+    pytester.makepyfile(test_loaders="""
+        import sys
+
+        import conformance.judge.verdict, conformance.plugin, reference_backend
+
+        def test_loaders():
+            rewritten = sorted(name for name, module in sys.modules.items()
+                               if name.partition(".")[0] in ("conformance", "reference_backend")
+                               and type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook")
+            assert rewritten == ["conformance"], rewritten  # the package's __init__ unmarks the rest
+    """)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTHONPATH", str(PACKAGE_DIR.parent))  # on sys.path, as an installed wheel is
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()[-3000:]
