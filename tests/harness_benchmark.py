@@ -3,7 +3,8 @@ meets it), measured side by side on this machine now:
 
 - suite / floor: the whole suite against ONNX Runtime (`pytest conformance --backend=ort -n 2`,
   pytest's cache warm: the expanded items and their oracles) over the floor, every exported
-  model loaded and run by onnxruntime in one tight loop (goal: 3 or less);
+  model loaded and run by onnxruntime in one tight loop (goal: 3 or less); beside it, pytest and
+  pytest-xdist alone on as many empty tests, the part of the ratio no change to the harness removes;
 - the project's tests (`pytest tests -n auto`) over 4 minutes (with --tests: it takes minutes);
 - 200 configurations a second over the fuzz's throughput against ONNX Runtime;
 - a pasted repro line's pytest time (warm cache) over 1 second.
@@ -17,6 +18,7 @@ moves absolute times, less so their ratios.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import re
 import statistics
@@ -54,6 +56,18 @@ def floor_s(exported: Path) -> float:
     return time.perf_counter() - started
 
 
+def empty_suite_s(count: int) -> float:
+    """pytest and pytest-xdist alone: ``count`` empty tests with -n 2, as the suite runs, this
+    project's plugin loaded as it is in every run. No change to the harness goes below it."""
+    with tempfile.TemporaryDirectory() as directory:
+        Path(directory, "test_empty.py").write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('number', range({count}))\ndef test_empty(number):\n    pass\n")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "pytest", "test_empty.py", "-n", "2", "-q", "-p", "no:cacheprovider"],
+                       cwd=directory, capture_output=True, check=True)
+        return time.perf_counter() - started
+
+
 def timed(command: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
@@ -87,17 +101,21 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, "-m", "conformance", "export", directory], cwd=ROOT, check=True,
                        capture_output=True)
         suite_s()  # pytest's cache warm: the expanded items and their oracles, as in every run after the first
-        suites, floors = [], []
+        count = len(json.loads(Path(directory, "manifest.json").read_text())["tests"])
+        suites, floors, empties = [], [], []
         for _ in range(args.repeats):
             suites.append(suite_s())
             floors.append(floor_s(Path(directory)))
+            empties.append(empty_suite_s(count))
     repros = [repro_s() for _ in range(args.repeats)]
     fuzz = statistics.median(fuzz_per_s(args.budget) for _ in range(args.repeats))
-    suite, floor = statistics.median(suites), statistics.median(floors)
+    suite, floor, empty = statistics.median(suites), statistics.median(floors), statistics.median(empties)
     repro, repro_wall = statistics.median(r[0] for r in repros), statistics.median(r[1] for r in repros)
     print(f"machine: {platform.machine()}, {_cores()} cores, Python {platform.python_version()}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; medians of {args.repeats}")
     print(f"suite / floor      {suite:7.1f} s / {floor:5.1f} s      = {suite / floor:5.2f}  (goal <= {GOALS['suite']:g})")
+    print(f"  of which no harness change removes: pytest and xdist alone, {count} empty tests, "
+          f"{empty:.1f} s = {empty / floor:.2f} x floor")
     if args.tests:
         tests = timed([sys.executable, "-m", "pytest", "tests", "-n", "auto", "-q"])[0]
         print(f"tests / 4 min      {tests:7.1f} s / {GOALS['tests_s']:.0f} s      = {tests / GOALS['tests_s']:5.2f}  (goal <= 1)")
