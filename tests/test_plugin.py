@@ -179,7 +179,7 @@ def test_the_failures_are_shown_whole_and_pytest_scans_no_report_without_output_
 
 def test_pytest_rewrites_none_of_the_suite_s_modules_in_the_processes_it_starts(pytester, monkeypatch):
     # pytest marks a plugin's packages for assertion rewriting; where bytecode is not written, every
-    # pytest process (each xdist worker too) would rewrite the suite's modules again, about 1.5 s of CPU.
+    # pytest process (each xdist worker too) would rewrite the suite's modules again, 0.2 to 0.5 s of CPU.
     pytester.makepyfile(test_loaders="""
         import sys
 
