@@ -10,11 +10,11 @@ __version__ = "0.1.0"
 
 
 def _left_unrewritten_by_pytest() -> None:
-    """pytest marks the packages of a plugin's distribution for assertion rewriting. This code
-    asserts nothing for pytest to explain, and where bytecode is not written (PYTHONDONTWRITEBYTECODE,
-    a read-only install) every pytest process, each xdist worker included, would rewrite its modules
-    again: 0.2 to 0.5 s of CPU each. Unmarked here, before the plugin imports the rest; a pytest
-    without these attributes is left as it is."""
+    """pytest marks the packages of a plugin's distribution for assertion rewriting. The few
+    asserts here are invariants with nothing for pytest to explain, and where bytecode is not
+    written (PYTHONDONTWRITEBYTECODE, a read-only install) every pytest process, each xdist worker
+    included, would rewrite these modules again: 0.2 to 0.5 s of CPU each. Unmarked here, before
+    the plugin imports the rest; a pytest without these attributes is left as it is."""
     for finder in sys.meta_path:
         marked = getattr(finder, "_must_rewrite", None)
         decided = getattr(finder, "_marked_for_rewrite_cache", None)

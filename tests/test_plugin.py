@@ -193,5 +193,5 @@ def test_pytest_rewrites_none_of_the_suite_s_modules_in_the_processes_it_starts(
     """)
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setenv("PYTHONPATH", str(PACKAGE_DIR.parent))  # on sys.path, as an installed wheel is
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-3000:]
