@@ -223,6 +223,30 @@ def _tail_tile_reads_previous_tile(call: Call, y: np.ndarray) -> np.ndarray:
     return y
 
 
+def _planes(call: Call) -> int:
+    return call.x.shape[0] * call.channels if call.x.ndim > 2 else 0
+
+
+def _last_partial_block_of_planes_zeroed(block: int):
+    def change(call: Call, y: np.ndarray) -> np.ndarray:
+        view = _channel_view(call, y)
+        n, c = view.shape[:2]
+        for plane in range(n * c // block * block, n * c):
+            view[plane // c, plane % c] = 0
+        return y
+    return change
+
+
+def _second_half_of_planes_reads_the_first(call: Call, y: np.ndarray) -> np.ndarray:
+    view = _channel_view(call, y)
+    n, c = view.shape[:2]
+    pooled = [view[plane // c, plane % c].copy() for plane in range(n * c)]
+    half = -(-len(pooled) // 2)
+    for plane in range(half, len(pooled)):
+        view[plane // c, plane % c] = pooled[plane - half]
+    return y
+
+
 def _last_column_repeats(call: Call, y: np.ndarray) -> np.ndarray:
     y[..., -1] = y[..., -2]
     return y
@@ -394,6 +418,14 @@ PATH_MUTANTS = [
                "a C-blocked kernel (blocks of 8) skips the last C % 8 channels, leaving zeros",
                _on_path(lambda c: c.is_pool("ai.onnx", *CHANNELS_LAST_DOMAINS) and c.channels > 8
                         and c.channels % 8 != 0, _map_y(_remainder_channels_zeroed(8)))),
+    PathMutant("planes_past_a_block_of_64_never_run",
+               "the N*C planes handed to threads in blocks of 64: a last partial block is never run, leaving zeros",
+               _on_path(lambda c: c.is_pool("ai.onnx", *CHANNELS_LAST_DOMAINS) and _planes(c) > 64
+                        and _planes(c) % 64 != 0, _map_y(_last_partial_block_of_planes_zeroed(64)))),
+    PathMutant("second_thread_pools_the_first_threads_planes",
+               "an input of over 2**17 elements split between two threads: the second pools the first one's planes",
+               _on_path(lambda c: c.is_pool("ai.onnx", *CHANNELS_LAST_DOMAINS) and c.x.size > 1 << 17
+                        and _planes(c) > 1, _map_y(_second_half_of_planes_reads_the_first))),
     PathMutant("channel_tile_16_tail_reads_previous_tile",
                "an 8-bit or float16 kernel with 16-channel tiles reads the tail tile 16 channels too early",
                _on_path(lambda c: c.is_pool("ai.onnx", *CHANNELS_LAST_DOMAINS) and c.channels > 16
