@@ -39,14 +39,18 @@ class TinygradBackend:
     name = "tinygrad"
 
     def __init__(self, device: str = ""):
-        (onnx_frontend,) = import_extra("tinygrad", "tinygrad", "tinygrad.nn.onnx")
-        OnnxRunner = onnx_frontend.OnnxRunner
-        from tinygrad import Device
-        from tinygrad.helpers import Context
-
-        self.runner_class, self.context = OnnxRunner, (lambda: Context(DEV=device)) if device else contextlib.nullcontext
+        (helpers,) = import_extra("tinygrad", "tinygrad", "tinygrad.helpers")  # picks no device
+        self.context = (lambda: helpers.Context(DEV=device)) if device else contextlib.nullcontext
+        # tinygrad.nn.onnx builds tensors as it is imported (its operators' defaults), on the device
+        # in force then: imported inside the context, a device that needs no compiler (PYTHON) serves.
         with self.context():
-            self.device = Device.DEFAULT
+            try:
+                (onnx_frontend, tinygrad) = import_extra("tinygrad", "tinygrad", "tinygrad.nn.onnx", "tinygrad")
+                self.device = tinygrad.Device.DEFAULT
+            except RuntimeError as e:  # "no usable devices": its CPU device compiles with clang
+                raise ImportError(f"tinygrad finds no usable device ({e}): install clang for its CPU device "
+                                  "(apt-get install clang), or pass tinygrad[device=PYTHON]") from e
+        self.runner_class = onnx_frontend.OnnxRunner
         self.version = metadata.version("tinygrad")
 
     def details(self) -> dict[str, str]:
