@@ -25,7 +25,7 @@ from .export import export
 from .fuzz import command as fuzz_command
 from . import repro
 from .judge import lock
-from .load.cases import CaseError, bundled_case_dir
+from .load.cases import CaseError, bundled_case_dir, escaped
 from .report.compare_runs import compare_runs, render_comparison
 from .report.expectations_draft import draft_expectations
 from .report.html import render_html
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     installed = commands.add_parser("setup", help="install what a backend needs beyond pip, in a per-user cache")
     installed.add_argument("backend", choices=["ort-js"])
+    installed.add_argument("--force", action="store_true", help="install again, even where the installed files are as recorded")
 
     exported = commands.add_parser("export", help="write every item in the ONNX backend-test layout")
     exported.add_argument("target", type=Path)
@@ -148,7 +149,7 @@ def _command(args: argparse.Namespace) -> int:
         return _backends(args.names)
     if args.command == "setup":
         from .backends.ort_js_setup import setup
-        return setup()
+        return setup(args.force)
     if args.command == "registry":
         page = render(args.cases)
         if args.output:
@@ -190,12 +191,12 @@ def _backends(names_only: bool) -> int:
             backend = load_backend(name)
         except Exception as e:  # noqa: BLE001 - a backend that does not load is reported, not fatal
             if not names_only:
-                print(f"{name:12} {target:45} not available: {str(e).splitlines()[0]}")
+                print(escaped(f"{name:12} {target:45} not available: {(str(e).splitlines() or [''])[0]}"))
             continue
         loaded.append(name)
         if not names_only:
             options = f" (options: {backend.choices})" if hasattr(backend, "choices") else ""
-            print(f"{name:12} {target:45} {backend.name} {backend.version}{options}")
+            print(escaped(f"{name:12} {target:45} {backend.name} {backend.version}{options}"))
     if names_only:
         print(",".join(loaded))
     return 0

@@ -1,10 +1,41 @@
-"""Shared settings for the project's own tests: the mutation self-test's summary, and the order in
-which xdist's workers take the tests (the longest first, so that no long test makes the tail)."""
+"""Shared settings for the project's own tests: the mutation self-test's summary, the order in
+which xdist's workers take the tests (the longest first, so that no long test makes the tail),
+and the tests that need a system tool (skipped locally without it, failed under CI)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from xdist.scheduler import LoadScopeScheduling
+
+IN_CI = bool(os.environ.get("CI"))  # set by CI services, and by .ci/run
+
+
+def requires_tool(problem: str | None):
+    """A mark for a test that needs a system tool: ``problem`` says what is missing, and what
+    installs it (None when nothing is). Locally the test skips with that reason; under CI, whose
+    .ci/run installs every tool the tests need, it fails instead, so that a missing install step
+    shows rather than hides behind a skip."""
+    return pytest.mark.requires_tool(problem)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "requires_tool(problem): skip locally, fail under CI, when problem is not None")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("requires_tool"):
+        if mark.args[0] is not None and IN_CI:
+            pytest.fail(f"CI lacks a tool this test needs: {mark.args[0]} (.ci/run must install it)", pytrace=False)
+
+
+def _skip_without_tools(items) -> None:
+    """Locally, a skip reported at the test's own line, with what to install."""
+    for item in items:
+        for mark in item.iter_markers("requires_tool"):
+            if mark.args[0] is not None and not IN_CI:
+                item.add_marker(pytest.mark.skip(reason=mark.args[0]))
 
 # The longest tests and files, by node id prefix, with their rough seconds on a quiet two-core
 # machine (`--durations`): they start first, the others follow in their usual order. Only the order
@@ -36,6 +67,7 @@ def cost_s(nodeid: str) -> float:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: -cost_s(item.nodeid))  # stable: the others keep their order
+    _skip_without_tools(items)
 
 
 class LongestFirst(LoadScopeScheduling):

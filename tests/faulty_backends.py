@@ -407,3 +407,30 @@ class ShellsOutWithoutCapture(Faulty):
         import sys
         subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('cc: error: unknown type bf16\\n'); sys.exit(1)"],
                        check=True)
+
+
+class LeavesAGrandchildInAGroupOfItsOwn(Faulty):
+    """Correct, but forks a process that leaves the child's process group (``setpgid(0, 0)``)."""
+
+    def run(self, model, inputs):
+        pid = os.fork()
+        if pid == 0:
+            os.setpgid(0, 0)
+            time.sleep(3600)
+            os._exit(0)
+        if "FAULTY_PIDS" in os.environ:
+            with open(os.environ["FAULTY_PIDS"], "a") as pids:
+                pids.write(f"{pid}\n")
+        return self.correct(model, inputs)
+
+
+class LeavesADaemonInASessionOfItsOwn(Faulty):
+    """Correct, but leaves a daemon that double-forked into a session of its own."""
+
+    def run(self, model, inputs):
+        if os.fork() == 0:
+            os.setsid()
+            _fork_sleeper()
+            os._exit(0)
+        os.wait()
+        return self.correct(model, inputs)

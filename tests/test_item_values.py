@@ -114,19 +114,23 @@ def test_two_processes_writing_side_by_side_lose_nothing_and_the_next_writer_mer
 
 
 def _planted(directory, item, value):
-    """A fragment holding ``value`` (JSON) as the item's entry, alone."""
+    """A fragment holding ``value`` (JSON) as the item's entry, alone, sealed with the user's own key:
+    what an earlier run of this user's could have left (tests/test_cache_decides_nothing.py plants
+    what it could not)."""
     store = stores(directory)
     for old in directory.glob("*-values-*.json"):
         old.unlink()
-    name = f"{store._prefix(item.case.file)}planted.json"
-    (directory / name).write_bytes(cache_module._fragment({item.id: json.dumps(value).encode()}))
+    prefix = store._prefix(item.case.file)
+    fragment = cache_module._fragment({item.id: json.dumps(value).encode()})
+    (directory / f"{prefix}planted.json").write_bytes(cache_module.seal(store.secret, prefix, fragment))
 
 
 @pytest.mark.parametrize("fragment", [b"", b"[]\n", b'{"x": [0, 99]}\n{}', b'{"x": [2, 1]}\nabc', b'{"x": "0"}\n', b"\xff\n"])
 def test_a_fragment_that_is_no_fragment_is_passed_over(directory, items, fragment):
     registry = bundled_registry()
     store = stores(directory)
-    (directory / f"{store._prefix(items[0].case.file)}planted.json").write_bytes(fragment)
+    prefix = store._prefix(items[0].case.file)
+    (directory / f"{prefix}planted.json").write_bytes(cache_module.seal(store.secret, prefix, fragment))
     consult(items[0], 0, registry, store)
     store.save()
     assert stores(directory).get(items[0].case.file, items[0].id) is not None

@@ -21,11 +21,12 @@ from conformance.backends.isolation.runner import IsolatedBackend
 from conformance.backends.isolation.wire import frame, read_frame
 from conformance.backends.ort_js import OrtJsBackend, ServerDied
 from conformance.cli import main
+from tests.conftest import requires_tool
 from tests.test_reference_vs_naive import single_node_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SET_UP = not ort_js_setup.problems("cpu")
-needs_setup = pytest.mark.skipif(not SET_UP, reason="`conformance setup ort-js` has not been run (or node is missing)")
+needs_setup = requires_tool("; ".join(ort_js_setup.problems("cpu")) or None)
 
 
 def fake_program(directory: Path, name: str, script: str) -> None:
@@ -94,8 +95,7 @@ def test_backends_lists_it_with_what_is_missing(monkeypatch, tmp_path, capsys):
     assert "not available: ort-js[ep=webgpu] cannot run here:" in line and "run `conformance setup ort-js`" in line
 
 
-@pytest.mark.skipif(bool(ort_js_setup.problems("webgpu")), reason="`conformance setup ort-js` has not been run, "
-                                                                 "or chromium's SwiftShader is missing")
+@requires_tool("; ".join(ort_js_setup.problems("webgpu")) or None)
 def test_backends_lists_its_eps_once_set_up(capsys):
     assert main(["backends"]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("ort-js ")]
@@ -137,7 +137,7 @@ def server(ep: str, modules: Path) -> tuple[subprocess.Popen, int, int]:
     return process, requests[1], answers[0]
 
 
-@pytest.mark.skipif(ort_js_setup.node_problem() is not None, reason="no Node.js >= 18")
+@requires_tool(ort_js_setup.node_problem())
 def test_a_server_that_cannot_load_onnxruntime_answers_one_framed_line(tmp_path):
     process, requests, answers = server("cpu", tmp_path)
     header, buffers = read_frame(answers)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -24,3 +26,15 @@ def test_ci_runs_the_readme_test_command_verbatim():
     ci_lines = ROOT.joinpath(".ci", "run").read_text().splitlines()
     assert tests in ci_lines
     assert any(line.startswith(".venv/bin/pytest conformance --backend=reference") for line in ci_lines)
+
+
+def test_the_readme_names_every_built_in_backend():
+    """The option row and the Backends table name each entry point pyproject.toml registers."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    registered = tomllib.loads(ROOT.joinpath("pyproject.toml").read_text())["project"]["entry-points"]["conformance.backends"]
+    readme = ROOT.joinpath("README.md").read_text()
+    option_row = next(line for line in readme.splitlines() if line.startswith("| `--backend=NAME"))
+    table = readme.split("## Backends", 1)[1].split("\n## ", 1)[0]
+    for name in registered:
+        assert f"`{name}`" in option_row and f"| `{name}` |" in table, name

@@ -15,6 +15,7 @@ import pytest
 from conformance.cli import main
 from conformance.plugin import PACKAGE_DIR
 from conformance.report.html import render_html
+from tests.conftest import requires_tool
 from tests.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
@@ -142,7 +143,7 @@ def test_the_report_command_merges_runs_side_by_side(pytester, tmp_path, two_bac
     assert "Where the backends disagree" in (tmp_path / "merged" / "report.html").read_text()
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian package chromium); .ci/run installs it")
+@requires_tool(None if CHROMIUM else "no chromium: apt-get install chromium")
 def test_the_html_report_renders_in_headless_chromium(two_backend_run, tmp_path):
     _, out = two_backend_run
     screenshot = tmp_path / "report.png"

@@ -18,7 +18,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.expand import codec
-from conformance.expand.cache import ExpansionCache, expand_file
+from conformance.expand.cache import ExpansionCache, expand_file, seal, unseal
 from conformance.load.cases import bundled_case_dir, case_files, load_registry
 from conformance.load.limits import DEFAULT_LIMITS
 from conformance.plugin import PACKAGE_DIR
@@ -74,14 +74,20 @@ def test_a_stored_entry_reads_back_as_the_same_items(cache, registry):
     again = store.items(EDGES, registry, DEFAULT_LIMITS)
     fresh = expand_file(EDGES, registry, DEFAULT_LIMITS)
     assert ids(again) == ids(fresh) and len(fresh) > 100
-    assert codec.dumps(again) == codec.dumps(fresh) == entry.read_bytes()
+    assert codec.dumps(again) == codec.dumps(fresh) == unseal(store.key, entry.name, entry.read_bytes())
 
 
-def _planted(entry, tmp_path, how):
+def _planted(entry, tmp_path, how, key):
+    """What stands in the entry's place; text sealed with the user's key, so that what reads it
+    past the seal (the codec, the type checks) meets it too."""
     marker = tmp_path / "ran"
     entry.unlink()
+
+    def write(data: bytes) -> None:
+        entry.write_bytes(seal(key, entry.name, data))
+
     if how == "pickle running code":
-        entry.write_bytes(pickle.dumps([RunsCode(marker)]))
+        write(pickle.dumps([RunsCode(marker)]))
     elif how == "directory":
         entry.mkdir()
     elif how == "link to /dev/zero":
@@ -91,17 +97,17 @@ def _planted(entry, tmp_path, how):
     elif how == "fifo":
         os.mkfifo(entry)
     elif how == "wrong whole":
-        entry.write_text(json.dumps([["tuple", [["s", "items"]]]]))
+        write(json.dumps([["tuple", [["s", "items"]]]]).encode())
     elif how == "an item of the wrong type":
-        entry.write_text(json.dumps([["list", [1, 2]], ["tuple", [["r", 0]]]]))
+        write(json.dumps([["list", [1, 2]], ["tuple", [["r", 0]]]]).encode())
     elif how == "truncated":
-        entry.write_bytes(b'[["list",[')
+        write(b'[["list",[')
     elif how == "not utf-8":
-        entry.write_bytes(b"\xff\xfe[]")
+        write(b"\xff\xfe[]")
     elif how == "deep nesting":
-        entry.write_text("[" * 100_000 + "]" * 100_000)
+        write(("[" * 100_000 + "]" * 100_000).encode())
     elif how == "huge integer":
-        entry.write_text("[" + "9" * 100_000 + "]")
+        write(("[" + "9" * 100_000 + "]").encode())
     return marker
 
 
@@ -110,7 +116,7 @@ def _planted(entry, tmp_path, how):
                                  "deep nesting", "huge integer"])
 def test_whatever_stands_in_an_entry_s_place_is_recomputed(cache, registry, tmp_path, how):
     store, entry = cache
-    marker = _planted(entry, tmp_path, how)
+    marker = _planted(entry, tmp_path, how, store.key)
     items = store.items(EDGES, registry, DEFAULT_LIMITS)
     assert ids(items) == ids(expand_file(EDGES, registry, DEFAULT_LIMITS))
     assert not marker.exists()

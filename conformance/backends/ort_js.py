@@ -31,7 +31,7 @@ from onnx import TensorProto, helper
 
 from .isolation import child, wire
 from .base import Unsupported
-from .ort_js_setup import EPS, ICD, SERVER, environment, problems, node_modules
+from .ort_js_setup import EPS, ICD, SERVER, environment, node_modules, package_json, problems
 
 # Where ONNX Runtime says it cannot, rather than should not, run a model. Beside a GPU provider, a node
 # no provider has a kernel for fails the memcpy transformer's check ("Provider type for MaxPool node
@@ -65,7 +65,7 @@ class OrtJsBackend:
         self.ep = ep
         self.name = f"ort-js[ep={ep}]"
         package = "onnxruntime-web" if ep == "wasm" else "onnxruntime-node"
-        self.version = json.loads((node_modules() / package / "package.json").read_text())["version"]
+        self.version = str(package_json(package).get("version"))
 
     def details(self) -> dict[str, str]:
         shown = {"execution_provider": self.ep, "package": "onnxruntime-web (wasm, 1 thread)" if self.ep == "wasm"

@@ -5,16 +5,28 @@ cache, ``$XDG_CACHE_HOME/maxpool-conformance/ort-js`` (``~/.cache/...`` by defau
 ``npm ci --ignore-scripts``: onnxruntime-node's install script only downloads CUDA libraries, which
 the cpu and webgpu providers do not use. Node >= 18 and, for webgpu without a GPU, Chromium's
 SwiftShader Vulkan driver come from the system; what is missing is said in one line with how to get it.
+
+A per-user cache is commonly restored from a CI cache, so what Node will load from it is checked
+before any server starts: setup records every file of the installed tree (its size, times, inode
+and SHA-256) in a manifest outside the cache, beside the suite's cache key; a file added, removed,
+replaced or rewritten since (any write moves a file's ctime, which no user can set back) is
+hashed again, and a tree that differs from its manifest runs nothing.
 """
 
 from __future__ import annotations
 
-import filecmp
+import hashlib
+import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
+from typing import Any
+
+from ..expand.cache import key_directory
+from ..load.limits import ReadRefused, read_regular
 
 EPS = ("cpu", "webgpu", "wasm")
 NODE_MINIMUM = 18
@@ -24,6 +36,8 @@ SERVER = HERE / "ort_js_server.cjs"
 LOCK_DIRECTORY = HERE / "ort_js_npm"
 ICD = "/usr/lib/chromium/vk_swiftshader_icd.json"
 SETUP = "conformance setup ort-js"
+MAX_PACKAGE_JSON_BYTES = 1 << 20
+MAX_MANIFEST_BYTES = 16 << 20  # the pinned tree's manifest is about 200 kB
 
 
 def cache_directory() -> Path:
@@ -58,13 +72,99 @@ def icd_problem() -> str | None:
     return f"no SwiftShader Vulkan driver ({ICD}) for ep=webgpu: apt-get install chromium"
 
 
-def cache_problem() -> str | None:
-    installed = cache_directory() / "package-lock.json"
-    if not (node_modules() / "onnxruntime-node" / "package.json").is_file() or not installed.is_file():
-        return f"its npm packages are not installed in {cache_directory()}: run `{SETUP}`"
-    if not filecmp.cmp(installed, LOCK_DIRECTORY / "package-lock.json", shallow=False):
-        return f"its npm packages in {cache_directory()} are not the pinned ones: run `{SETUP}` again"
+def package_json(package: str) -> dict[str, Any]:
+    """An installed package's package.json, read bounded from a regular file only (never a FIFO,
+    a device or a link to one); ValueError for anything else."""
+    try:
+        data = json.loads(read_regular(node_modules() / package / "package.json", MAX_PACKAGE_JSON_BYTES,
+                                       follow_links=False))
+    except (ReadRefused, ValueError, RecursionError) as e:
+        raise ValueError(f"{package}/package.json is not a package.json: {getattr(e, 'message', e)}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{package}/package.json is not a package.json")
+    return data
+
+
+def manifest_path() -> Path:
+    return key_directory() / "ort-js-manifest.json"
+
+
+def _identity(info: os.stat_result) -> list[int]:
+    return [info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _content(path: Path, info: os.stat_result) -> str:
+    """A file's SHA-256, or a link's target: what Node would read there."""
+    if stat.S_ISLNK(info.st_mode):
+        return "link:" + os.readlink(path)
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _tree(root: Path) -> dict[str, os.stat_result]:
+    """Every file and link under ``root`` (links not followed), by relative path; anything else
+    that is not a directory (a FIFO, a device, a socket) too, so that it differs from any manifest."""
+    found = {}
+    for directory, subdirectories, files in os.walk(root, followlinks=False):
+        for name in (*files, *(d for d in subdirectories if os.path.islink(os.path.join(directory, d)))):
+            path = os.path.join(directory, name)
+            found[os.path.relpath(path, root)] = os.lstat(path)
+    return found
+
+
+def record_manifest() -> None:
+    """The installed tree as it is now, written outside the cache (after ``npm ci``)."""
+    root = node_modules()
+    files = {name: [*_identity(info), _content(root / name, info)] for name, info in sorted(_tree(root).items())}
+    path = manifest_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.unlink(missing_ok=True)
+    with open(temporary, "x", encoding="utf-8") as file:
+        json.dump({"root": str(root), "files": files}, file)
+    os.replace(temporary, path)
+
+
+def tree_problem() -> str | None:
+    """Where the installed tree differs from the manifest its setup recorded, the first difference."""
+    again = f"run `{SETUP} --force`"
+    try:
+        manifest = json.loads(read_regular(manifest_path(), MAX_MANIFEST_BYTES, follow_links=False))
+        recorded, root = manifest["files"], manifest["root"]
+        if not isinstance(recorded, dict) or root != str(node_modules()):
+            raise ValueError
+    except (ReadRefused, ValueError, KeyError, TypeError, RecursionError):
+        return f"no record of its npm packages' installed files in {manifest_path()}: {again}"
+    found = _tree(node_modules())
+    for name in sorted(set(found) | set(recorded)):
+        kept, info = recorded.get(name), found.get(name)
+        if kept is None or info is None:
+            return f"{name} was {'added to' if kept is None else 'removed from'} {node_modules()} since setup: {again}"
+        if not (isinstance(kept, list) and len(kept) == 6):
+            return f"the record of {name} in {manifest_path()} is not one: {again}"
+        if _identity(info) != kept[:5] and (not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode))
+                                            or _content(node_modules() / name, info) != kept[5]):
+            return f"{name} in {node_modules()} changed since setup: {again}"
     return None
+
+
+def cache_problem() -> str | None:
+    not_installed = f"its npm packages are not installed in {cache_directory()}: run `{SETUP}`"
+    try:
+        pinned = read_regular(cache_directory() / "package-lock.json", MAX_MANIFEST_BYTES, follow_links=False)
+    except ReadRefused:
+        return not_installed
+    if pinned != (LOCK_DIRECTORY / "package-lock.json").read_bytes():
+        return f"its npm packages in {cache_directory()} are not the pinned ones: run `{SETUP}` again"
+    try:
+        package_json("onnxruntime-node")
+        package_json("onnxruntime-web")
+    except ValueError:
+        return not_installed
+    return tree_problem()
 
 
 def problems(ep: str) -> list[str]:
@@ -84,28 +184,47 @@ def environment(ep: str) -> dict[str, str]:
     return env
 
 
-def setup() -> int:
-    """``conformance setup ort-js``: exit 0 when every ep can run, 1 when the system lacks something."""
+def setup(force: bool = False) -> int:
+    """``conformance setup ort-js``: exit 0 when every ep can run, 1 when the system lacks something.
+    An installed tree that matches its manifest is kept, unless ``force``."""
     problem = node_problem()
     if problem:
         print(f"conformance setup ort-js: {problem}")
         return 1
-    if shutil.which("npm") is None:
-        print("conformance setup ort-js: no `npm` on PATH: install npm (apt-get install npm)")
-        return 1
     target = cache_directory()
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(LOCK_DIRECTORY / name, target / name)
-    done = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                          cwd=target, capture_output=True, text=True)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        print(f"conformance setup ort-js: npm ci failed in {target} (exit {done.returncode}): {last}")
-        return 1
-    print(f"conformance setup ort-js: installed onnxruntime-node and onnxruntime-web in {target}")
+    if force or cache_problem():
+        if shutil.which("npm") is None:
+            print("conformance setup ort-js: no `npm` on PATH: install npm (apt-get install npm)")
+            return 1
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            (target / name).unlink(missing_ok=True)  # never written through a link planted there
+            shutil.copyfile(LOCK_DIRECTORY / name, target / name)
+        done = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
+                              cwd=target, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"conformance setup ort-js: npm ci failed in {target} (exit {done.returncode}): {npm_error(done.stderr)}")
+            return 1
+        record_manifest()
+        print(f"conformance setup ort-js: installed onnxruntime-node and onnxruntime-web in {target}")
+    else:
+        print(f"conformance setup ort-js: onnxruntime-node and onnxruntime-web are installed in {target}, "
+              f"as recorded (--force installs them again)")
     problem = icd_problem()
     if problem:
         print(f"conformance setup ort-js: ep=cpu and ep=wasm are ready; {problem}")
         return 1
     return 0
+
+
+# npm's lines that say where to look or what code it gave, rather than what went wrong
+NPM_NOISE = re.compile(r"A complete log of this run|^npm (?:error|ERR!) (?:code|errno|syscall|path|A complete)\b|"
+                       r"^npm (?:error|ERR!)\s*$")
+
+
+def npm_error(stderr: str) -> str:
+    """npm's own error line: its first that says what went wrong (not the log file's name)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = [line for line in lines if not NPM_NOISE.search(line)]
+    errors = [line for line in said if line.startswith(("npm error", "npm ERR!"))]
+    return (errors or said or lines or ["(no output)"])[0]

@@ -9,14 +9,20 @@ the bundled registry, the suite's own code, schemas and signatures, and the read
 the same way. What does not load is never cached: its error shows every time.
 
 The cache is read as untrusted input: in a format that cannot run code (``codec``), from regular
-files only, bounded in bytes, checked against the types it must hold.
+files only, bounded in bytes, checked against the types it must hold. And a cache may save time,
+never decide a verdict: every entry is sealed with an HMAC under a key of the user's own, kept
+outside the cache directory (``user_key``), over the entry's name and bytes. An entry that does not
+verify (planted, edited, moved to another name, or copied in from another machine's cache, a
+committed ``.pytest_cache`` or a restored CI cache) is computed again, exactly as if absent.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import stat
 import tempfile
 import time
@@ -30,7 +36,64 @@ from .items import Item, expand
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 MAX_ENTRY_BYTES = 256 << 20  # the largest entry of the bundled cases is about 3 MB
+# A file's fragments: one per process that ran its items in the last run (xdist workers, each
+# merging what it read): more than this many were planted, and are read as none.
+MAX_FRAGMENTS = 64
+KEY_FILE = "cache-key"
 T = TypeVar("T")
+
+
+def key_directory() -> Path:
+    """Where the user's cache key lives: their configuration directory, never the cache's."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "maxpool-conformance"
+
+
+def user_key() -> bytes:
+    """The user's secret key for sealing cache entries, made on first use (32 random bytes, a file
+    of mode 0600, created whole: xdist workers that race both read the one that won). A key file
+    that is not one (garbage, a link, a FIFO) is replaced by a new key, which costs the cache its
+    entries, nothing else. OSError where no key can be kept: the run then goes uncached."""
+    directory = key_directory()
+    path = directory / KEY_FILE
+    for _attempt in range(3):
+        try:
+            text = read_regular(path, 64, follow_links=False).decode("ascii")
+            if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+                return bytes.fromhex(text)
+        except (ReadRefused, UnicodeDecodeError):
+            pass
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{KEY_FILE}", suffix=".tmp")  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as file:
+                file.write(secrets.token_hex(32))
+            if os.path.lexists(path):  # not a key: replaced whole
+                os.replace(temporary, path)
+            else:
+                try:
+                    os.link(temporary, path)  # never over a key another process made meanwhile
+                except FileExistsError:
+                    pass
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    raise OSError(f"no cache key can be kept in {directory}")
+
+
+def seal(key: bytes, name: str, data: bytes) -> bytes:
+    """``data`` stored under ``name``, preceded by its HMAC: moved to another name, it does not verify."""
+    return _mac(key, name, data).encode() + b"\n" + data
+
+
+def unseal(key: bytes, name: str, blob: bytes) -> bytes:
+    """The data that ``seal`` stored under ``name``; ValueError for anything else."""
+    mac, newline, data = blob.partition(b"\n")
+    if not newline or not hmac.compare_digest(mac, _mac(key, name, data).encode()):
+        raise ValueError("not sealed under this name with the user's key")
+    return data
+
+
+def _mac(key: bytes, name: str, data: bytes) -> str:
+    return hmac.new(key, name.encode() + b"\0" + data, hashlib.sha256).hexdigest()
 
 
 def suite_digest(case_dir: Path, limits: Limits) -> str:
@@ -84,7 +147,7 @@ def expansion_cache(config, case_dir: Path, limits: Limits) -> ExpansionCache | 
 
 class ExpansionCache:
     def __init__(self, directory: Path, case_dir: Path, limits: Limits):
-        self.directory, self.digest = directory, suite_digest(case_dir, limits)
+        self.directory, self.digest, self.key = directory, suite_digest(case_dir, limits), user_key()
 
     def registry(self, case_dir: Path, limits: Limits) -> dict[str, Ambiguity]:
         return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits), "registry")
@@ -105,7 +168,7 @@ class ExpansionCache:
     def values(self, seed: int) -> ItemValues:
         """What items compute when they run at ``seed`` (see ItemValues), kept beside them."""
         key = hashlib.sha256(f"{self.digest}\0{reference_digest()}".encode()).hexdigest()[:24]
-        return ItemValues(self.directory, key, seed)
+        return ItemValues(self.directory, key, seed, self.key)
 
     def _cached(self, name: str, compute: Callable[[], T], kind: str) -> T:
         """``compute()``, or what an earlier run stored of it. Whatever stands in the cache's
@@ -113,10 +176,10 @@ class ExpansionCache:
         directory) means computing again, never fewer items or an error."""
         entry = self.directory / f"{self.digest}-{name}.json"
         try:
-            value = codec.loads(read_regular(entry, MAX_ENTRY_BYTES, follow_links=False))
+            value = codec.loads(unseal(self.key, entry.name, read_regular(entry, MAX_ENTRY_BYTES, follow_links=False)))
             if _is_a(value, kind):
                 return value
-        except (ReadRefused, codec.CacheCorrupt):
+        except (ReadRefused, ValueError):  # CacheCorrupt is a ValueError
             pass
         value = compute()
         self._store(name, value)
@@ -126,7 +189,8 @@ class ExpansionCache:
         try:
             for stale in self.directory.glob(f"*-{name}.json"):  # the same thing under older keys
                 stale.unlink(missing_ok=True)
-            _write_new(self.directory, self.directory / f"{self.digest}-{name}.json", codec.dumps(value))
+            entry = self.directory / f"{self.digest}-{name}.json"
+            _write_new(self.directory, entry, seal(self.key, entry.name, codec.dumps(value)))
         except OSError:  # an unwritable cache costs the next run its start, nothing else
             pass
 
@@ -144,10 +208,11 @@ class ItemValues:
     xdist workers never lose each other's values; the next run reads them all. A value is read
     as untrusted as the rest of the cache: whatever does not decode is computed again."""
 
-    def __init__(self, directory: Path, key: str, seed: int):
-        self.directory, self.key, self.seed = directory, key, seed
+    def __init__(self, directory: Path, key: str, seed: int, secret: bytes):
+        self.directory, self.key, self.seed, self.secret = directory, key, seed, secret
         self.read: dict[Path, tuple[dict[str, bytes], list[Path]]] = {}  # file -> (JSON by id, fragments read)
         self.computed: dict[Path, dict[str, bytes]] = {}
+        self.unverified: set[Path] = set()  # files with fragments that did not verify: pruned at save
 
     def get(self, file: Path, item_id: str) -> Any:
         """The value stored for the item (by an earlier run, or by this one: with several
@@ -163,35 +228,47 @@ class ItemValues:
                                                                  allow_nan=True).encode()
 
     def save(self) -> None:
-        """One new fragment per case file with values computed in this process."""
-        for file, computed in self.computed.items():
+        """One new fragment per case file with values computed in this process, or with
+        fragments that did not verify (which it replaces)."""
+        for file in [*self.computed, *(self.unverified - set(self.computed))]:
+            computed = self.computed.get(file, {})
             stored, fragments = self._read(file)
             try:
                 for stale in self.directory.glob(f"*-values-{_short(file)}-*.json"):  # under older keys
                     if not stale.name.startswith(f"{self.key}-"):
                         stale.unlink(missing_ok=True)
-                name = f"{self._prefix(file)}{os.getpid()}-{time.monotonic_ns()}.json"
-                _write_new(self.directory, self.directory / name, _fragment({**stored, **computed}))
+                if stored or computed:
+                    name = f"{self._prefix(file)}{os.getpid()}-{time.monotonic_ns()}.json"
+                    _write_new(self.directory, self.directory / name,
+                               seal(self.secret, self._prefix(file), _fragment({**stored, **computed})))
                 for fragment in fragments:
                     fragment.unlink(missing_ok=True)
             except OSError:  # an unwritable cache costs the next run the time to compute them again
                 pass
         self.computed.clear()
         self.read.clear()
+        self.unverified.clear()
 
     def _prefix(self, file: Path) -> str:
         return f"{self.key}-values-{_short(file)}-{self.seed}-"
 
     def _read(self, file: Path) -> tuple[dict[str, bytes], list[Path]]:
+        """The values of ``file``'s fragments that verify, and every fragment found: the next save
+        removes them all, so planted or stale ones are pruned. Bounded in number and in total
+        bytes: past either bound nothing more is read (and all are removed all the same)."""
         if file not in self.read:
             texts: dict[str, bytes] = {}
-            fragments = []
-            for fragment in sorted(self.directory.glob(f"{self._prefix(file)}*.json")):
+            fragments = sorted(self.directory.glob(f"{self._prefix(file)}*.json"))
+            budget = MAX_ENTRY_BYTES
+            if len(fragments) > MAX_FRAGMENTS:
+                self.unverified.add(file)
+            for fragment in fragments if len(fragments) <= MAX_FRAGMENTS else []:
                 try:
-                    texts.update(_entries(read_regular(fragment, MAX_ENTRY_BYTES, follow_links=False)))
+                    blob = read_regular(fragment, budget, follow_links=False)
+                    budget -= len(blob)
+                    texts.update(_entries(unseal(self.secret, self._prefix(file), blob)))
                 except (ReadRefused, ValueError, RecursionError):
-                    continue
-                fragments.append(fragment)
+                    self.unverified.add(file)
             self.read[file] = texts, fragments
         return self.read[file]
 

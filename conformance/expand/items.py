@@ -13,6 +13,7 @@ channels-first, positions in the channels-first input (``nhwc-indices`` in the r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..load.cases import Ambiguity, Case, InputSpec, OutputSpec, case_files, load_case_file, load_registry
+from ..load.cases import Ambiguity, Case, CaseError, InputSpec, OutputSpec, case_files, load_case_file, load_registry
 from ..load import value_classes
 from ..load.dtypes import DTYPES, DType
 from ..load.operators import OpVersion, operators
@@ -441,3 +442,56 @@ def build_model(item: Item) -> onnx.ModelProto:
         ir_version=helper.find_min_ir_version_for(imports if known else [helper.make_opsetid("", item.version)]),
         producer_name="maxpool-conformance",
     )
+
+
+def valid_twin(item: Item) -> Item | None:
+    """The item's control: a minimal valid model of the same operator, domain, version, element
+    type, rank, inputs and outputs (a 2-wide kernel over a 2-wide input, no padding; MaxUnpool of
+    one element). A backend that refuses the item means something by it only where it runs this
+    one (``conformance.judge.control``). Where the item's element type or outputs are what make it
+    invalid (a must-reject item), the twin keeps what it can: the required outputs alone, then the
+    operator's first element type (float32 where it has it), so that it still asks whether the
+    backend runs this operator version and rank at all. None where nothing applies."""
+    port = item.signature.port("X")
+    allowed = item.signature.allowed(port) if port else ()
+    types = dict.fromkeys([item.dtype, *(["float32"] if "float32" in allowed else []), *allowed[:1]])
+    optional = {o.name: getattr(item.signature.port(o.name), "optional", True) for o in item.outputs}
+    required = tuple(o for o in item.outputs if not optional[o.name])  # a port the version lacks is no requirement
+    for dtype in types:
+        for outputs in [item.outputs] + ([required or item.outputs[:1]] if len(required) < len(item.outputs) else []):
+            twin = _twin(item, dtype, outputs)
+            if twin is not None:
+                return twin
+    return None
+
+
+def _twin(item: Item, dtype: str, item_outputs: tuple[ItemOutput, ...]) -> Item | None:
+    case = item.case
+    rank = len(item.inputs[0].shape)
+    spatial = max(rank - 2, 1)
+    own = {i.name for i in case.inputs} | (set(case.upstream.feeds.values()) if case.upstream else set())
+    outputs = tuple(OutputSpec(o.name, None) for o in item_outputs)
+    if case.op == "MaxUnpool":
+        attributes: dict[str, Any] = {"kernel_shape": [2] * spatial}
+        inputs = [InputSpec("X", dtype, np.ones((1, 1) + (1,) * spatial).tolist()),
+                  InputSpec("I", "int64", np.zeros((1, 1) + (1,) * spatial, np.int64).tolist())]
+        if "output_shape" in own:
+            inputs.append(InputSpec("output_shape", "int64", [1, 1] + [2] * spatial))
+    else:
+        inputs = [InputSpec("X", dtype, np.arange(2 ** spatial).reshape((1, 1) + (2,) * spatial).tolist())]
+        if case.domain == "org.openvinotoolkit":
+            attributes = {"kernel": [2] * spatial, "strides": [1] * spatial, "pads_begin": [0] * spatial,
+                          "pads_end": [0] * spatial}
+            if case.attributes.get("index_element_type") in ("i32", "i64"):  # it types the Indices output
+                attributes["index_element_type"] = case.attributes["index_element_type"]
+        else:
+            attributes = {"kernel_shape": [2] * spatial}
+    name = f"valid_twin/rank{rank}-{'_'.join(i.name for i in inputs)}-{'_'.join(o.name for o in outputs)}"
+    twin_case = dataclasses.replace(case, name=name, versions=[item.version], dtypes=None, attributes=attributes,
+                                    inputs=tuple(inputs), outputs=outputs, reject=None, ambiguity=None,
+                                    expected_reading=None, erratum=None, upstream=None, derived_from=None)
+    try:
+        twin = _item(twin_case, item.signature, None, None)
+    except CaseError:  # a value the operator cannot take at this version
+        return None
+    return twin if isinstance(twin, Item) else None

@@ -20,7 +20,7 @@ import onnx
 from ..backends import (Backend, BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
                         RaisedInBackend, Unsupported, malformed, process_output)
 from ..expand.items import Item, ItemOutput, stored_shape
-from ..load.cases import Ambiguity
+from ..load.cases import Ambiguity, inert
 from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
 from .ambiguities import Questions, answer, combined_readings
@@ -62,6 +62,10 @@ class Verdict:
     # divergent: per open question, the readings the outputs are consistent with (two readings can
     # give an item the same outputs), so that a report can tell one reading from two per question
     readings: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """What a backend said reaches terminals and reports inert: no escape sequence, no control."""
+        self.message, self.details = inert(self.message), inert(self.details)
 
 
 def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambiguity], lock=None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -55,6 +56,20 @@ def escaped(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+# A terminal's escape sequences (CSI and OSC: colours, a screen clear, a window title), then any
+# other C0 or C1 control (newline and tab kept) and the bidirectional overrides and isolates.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x9b\x9d][^\x07]*?[@-~\x07]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """A runtime's text made safe to show: escape sequences and control characters removed (newlines
+    and tabs kept), so that a message cannot clear a screen, retitle a window or reorder a line."""
+    if text.isprintable():
+        return text
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
 
 
 @dataclass(frozen=True)

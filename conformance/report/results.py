@@ -3,6 +3,7 @@ disagree, divergences by open question, failures and errata; and its Markdown su
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -12,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..load.cases import inert
 from ..load.limits import ReadRefused, read_state_text
 from ..load.schema_check import compile_schema
 from ..outcomes import FAILING_WORDS, REPORT_WORDS
@@ -26,14 +28,16 @@ class ResultsError(ValueError):
     """A results.json that cannot be read: missing, not JSON, or not the suite's format (one line)."""
 
 
-def read_results(path: Path) -> dict[str, Any]:
-    """A results.json, read as untrusted input: a regular file within MAX_RESULTS_BYTES, JSON
+def read_results(path: Path, max_bytes: int = MAX_RESULTS_BYTES) -> dict[str, Any]:
+    """A results.json, read as untrusted input: a regular file within ``max_bytes``, JSON
     (no nesting or integer that the parser refuses), every record valid against the schema.
     ResultsError, in one line, otherwise."""
     try:
-        document = json.loads(read_state_text(Path(path), MAX_RESULTS_BYTES))
+        document = json.loads(read_state_text(Path(path), max_bytes))
     except ReadRefused as e:
         raise ResultsError(e.message) from None
+    except MemoryError:
+        raise ResultsError(f"{path}: too large to hold in memory") from None
     except RecursionError:
         raise ResultsError(f"{path}: not JSON (nested too deep)") from None
     except ValueError as e:  # JSONDecodeError, and integers of more digits than Python converts
@@ -55,8 +59,14 @@ def _results_check():
 
 
 def load(paths: Iterable[Path]) -> dict[str, Any]:
-    """One document from one or more results.json files (their backends side by side)."""
-    documents = [read_results(p) for p in paths]
+    """One document from one or more results.json files (their backends side by side), within
+    MAX_RESULTS_BYTES in all (the same file named many times counts each time)."""
+    documents, budget = [], MAX_RESULTS_BYTES
+    for path in paths:
+        if budget <= 0:
+            raise ResultsError(f"{path}: the results files come to over {MAX_RESULTS_BYTES:,} bytes in all")
+        documents.append(read_results(path, budget))
+        budget -= Path(path).stat().st_size
     merged = dict(documents[0])
     if len(documents) > 1:
         merged["environment"] = dict(documents[0]["environment"],
@@ -338,4 +348,6 @@ def render_markdown(document: dict[str, Any]) -> str:
                           for reading, (n, only) in by_reading.items())
         lines.append(f"- {key} ({backend}, {op}): {shown}")
     lines += fuzz_markdown(document)
-    return "\n".join(lines) + "\n"
+    # A backend's words (a message, a cause) may hold HTML, which a Markdown viewer would render:
+    # the summary's own Markdown uses no HTML, so escaping all of it leaves that intact.
+    return html.escape(inert("\n".join(lines)), quote=False) + "\n"

@@ -203,6 +203,7 @@ def write_scripts(document: dict[str, Any], directory, items_of: Callable[[Path]
     if not document["environment"].get("cases"):  # a document of no case directory: nothing to rebuild
         return
     cases = Path(document["environment"]["cases"])
+    _real_directory(Path(directory / SCRIPTS_DIR))
     for clusters in failure_clusters(document["items"]).values():
         for cluster in clusters[:SHOWN_CLUSTERS]:
             record = cluster.smallest
@@ -217,6 +218,17 @@ def write_scripts(document: dict[str, Any], directory, items_of: Callable[[Path]
             name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['backend']}_{record['id']}").strip("_")[:150]
             record["script_file"] = f"{SCRIPTS_DIR}/{name}.py"
             _write_report(directory / record["script_file"], script)
+
+
+def _real_directory(path: Path) -> None:
+    """``path`` as a directory of its own: a link planted in its place (which would carry the
+    scripts out of the report directory) is removed, never followed."""
+    try:
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            path.unlink()
+        path.mkdir(exist_ok=True)
+    except OSError as e:
+        raise ReportError(f"cannot create {path}: {e.strerror or e}") from None
 
 
 def _write_report(target: Path, text: str) -> Path:

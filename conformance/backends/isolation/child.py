@@ -12,6 +12,7 @@ import onnx
 
 from ..base import Unsupported
 from .errors import BackendGarbage
+from .reaping import TOKEN_VARIABLE, become_subreaper, kill_family
 from .wire import describe, plain_array, plain_outputs, read_frame, write_frame
 
 # True in the isolated child: a backend whose helper process dies may then end the child, so that
@@ -24,6 +25,7 @@ def serve(config: dict[str, Any]) -> None:
     global IN_CHILD
     IN_CHILD = True
     reader, writer, lifeline = config["fds"]
+    become_subreaper()  # before the watchdog and the backend start anything
     _watchdog(lifeline, (reader, writer))
     if config["memory_limit_mib"]:
         import resource
@@ -73,8 +75,9 @@ def _respond(backend, header: dict[str, Any], buffers: list[memoryview]) -> tupl
 
 
 def _watchdog(lifeline: int, channel: tuple[int, int]) -> None:
-    """Fork a process that kills this process group once the runner's end of ``lifeline``
-    closes, which happens however the runner ends."""
+    """Fork a process that kills this process and all it started (``reaping``) once the runner's
+    end of ``lifeline`` closes, which happens however the runner ends."""
+    served = os.getpid()
     if os.fork() == 0:
         try:
             for fd in channel:
@@ -82,6 +85,7 @@ def _watchdog(lifeline: int, channel: tuple[int, int]) -> None:
             while os.read(lifeline, 1):
                 pass
         finally:
+            kill_family(served, os.environ.get(TOKEN_VARIABLE))
             os.killpg(0, signal.SIGKILL)
     os.close(lifeline)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import numpy as np
 import onnx
 
 from ..base import Backend, Unsupported
+from .reaping import TOKEN_VARIABLE, kill_family
 from .errors import BackendCrashed, BackendGarbage, BackendTimedOut, IsolationFailed, RaisedInBackend
 from .wire import (ANSWER_LIMIT_BYTES, HEADER_LIMIT_BYTES, PREFIX, WRITEV_CHUNKS, dtype_from_text, dtype_text, frame_chunks,
                    plain_array, unwritten)
@@ -118,13 +120,11 @@ class IsolatedBackend:
         raise BackendGarbage(f"the backend's process answered {str(kind)[:40]!r}")
 
     def close(self) -> None:
-        """Kill the child's whole process group (the watchdog and whatever the backend forked)."""
+        """Kill the child and all it started: its process group (the watchdog among them), its
+        session and its descendants (``reaping``)."""
         if self.child is None:
             return
-        try:
-            os.killpg(self.child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_family(self.child.pid, self.token)
         self.child.wait()
         for fd in self.fds:
             os.close(fd)
@@ -138,9 +138,11 @@ class IsolatedBackend:
         config = {"spec": self.spec, "memory_limit_mib": self.memory_limit_mib, "sys_path": sys.path,
                   "fds": inherited}
         try:
+            self.token = secrets.token_hex(16)  # inherited by all the child starts (reaping)
             self.child = subprocess.Popen([sys.executable, "-c", BOOTSTRAP, json.dumps(config)],
                                           stdin=subprocess.DEVNULL, stdout=output[1], stderr=output[1],
-                                          pass_fds=inherited, start_new_session=True)
+                                          pass_fds=inherited, start_new_session=True,
+                                          env={**os.environ, TOKEN_VARIABLE: self.token})
         finally:
             for fd in (*inherited, output[1]):
                 os.close(fd)
