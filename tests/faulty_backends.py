@@ -13,12 +13,23 @@ from reference_backend import ReferenceBackend
 
 
 class Faulty:
-    """Each is named after its class, so that several can run side by side in one report."""
+    """Each is named after its class, so that several can run side by side in one report. Each
+    runs the items' valid twins correctly (conformance.expand.items.valid_twin: the control a
+    refusal is judged against), so that its fault shows as the outcome it earns; one that sets
+    ``faulty_twins`` is faulty on them too."""
 
     name, version = "faulty", "0"
+    faulty_twins = False
 
     def __init_subclass__(cls):
         cls.name = cls.__dict__.get("name", cls.__name__)
+        run = cls.__dict__.get("run")
+        if run is not None and not cls.faulty_twins:
+            def run_twins_correctly(self, model, inputs, run=run):
+                if "_valid_twin/" in model.graph.name:
+                    return self.correct(model, inputs)
+                return run(self, model, inputs)
+            cls.run = run_twins_correctly
 
     def details(self):
         return {}
@@ -174,15 +185,20 @@ class ForksThenSegfaults(Faulty):
         ctypes.string_at(0)
 
 
+def _daemon_in_a_session_of_its_own() -> None:
+    """A daemon that double-forked into a session of its own (its pid goes to FAULTY_PIDS)."""
+    if os.fork() == 0:
+        os.setsid()
+        _fork_sleeper()
+        os._exit(0)
+    os.wait()
+
+
 class EscapesItsSession(Faulty):
     """Double-forks a daemon in a session of its own, then crashes."""
 
     def run(self, model, inputs):
-        if os.fork() == 0:
-            os.setsid()
-            _fork_sleeper()
-            os._exit(0)
-        os.wait()
+        _daemon_in_a_session_of_its_own()
         os._exit(5)
 
 
@@ -428,9 +444,61 @@ class LeavesADaemonInASessionOfItsOwn(Faulty):
     """Correct, but leaves a daemon that double-forked into a session of its own."""
 
     def run(self, model, inputs):
-        if os.fork() == 0:
-            os.setsid()
-            _fork_sleeper()
-            os._exit(0)
-        os.wait()
+        _daemon_in_a_session_of_its_own()
         return self.correct(model, inputs)
+
+
+class RefusesOpset22(Faulty):
+    """Correct, but cannot load a model of opset 22 at all (as ONNX Runtime before 1.21 cannot)."""
+
+    faulty_twins = True  # its refusals are of whole versions: the twins' too
+
+    def run(self, model, inputs):
+        if any(o.version >= 22 for o in model.opset_import):
+            raise RuntimeError("ONNX Runtime only *guarantees* support for models stamped with official released onnx "
+                               "opset versions. Opset 22 is under development")
+        return self.correct(model, inputs)
+
+
+class RefusesFourSpatialAxes(Faulty):
+    """Correct, but has no kernel for four or more spatial axes (ONNX Runtime's "Unsupported pooling size")."""
+
+    faulty_twins = True  # its refusals are of whole ranks: the twins' too
+
+    def run(self, model, inputs):
+        if any(len(a.shape) >= 6 for a in inputs.values()):
+            raise RuntimeError("Unsupported pooling size.")
+        return self.correct(model, inputs)
+
+
+class RefusesPads(Faulty):
+    """Correct, but refuses every node with explicit pads (which no valid twin has)."""
+
+    def run(self, model, inputs):
+        if any(a.name == "pads" for node in model.graph.node for a in node.attribute):
+            raise RuntimeError("pads are not implemented")
+        return self.correct(model, inputs)
+
+
+class LowestFiniteInEmptyWindows(Faulty):
+    """Correct, but a window without elements gives the type's lowest finite value, a max loop's
+    natural seed (-FLT_MAX), where the reference gives -inf: a value the documents leave undefined."""
+
+    def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
+        y = outputs[0]
+        if np.issubdtype(y.dtype, np.floating):
+            outputs[0] = np.where(np.isneginf(y), np.finfo(y.dtype).min, y).astype(y.dtype)
+        return outputs
+
+
+class FreshGarbageInEmptyWindows(Faulty):
+    """Correct, but a window without elements gives whatever the memory held: a new value each run."""
+
+    def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
+        y = outputs[0]
+        if np.issubdtype(y.dtype, np.floating):
+            noise = np.random.default_rng().uniform(1, 100, y.shape).astype(y.dtype)
+            outputs[0] = np.where(np.isneginf(y), noise, y).astype(y.dtype)
+        return outputs

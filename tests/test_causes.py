@@ -55,3 +55,24 @@ def test_invalid_models_run_anyway_are_one_cause_sub_grouped_by_rule():
                (("a", "storage_order 2 names no order"), ("b", "a pad of -1 is below the documented minimum of 0"))]
     (cluster,) = failure_clusters(records)["b"]
     assert cluster.signature == "fail: accepted an invalid model" and len(cluster.details) == 2
+
+
+def test_failures_that_share_a_first_line_are_split_by_the_runtime_s_own_diagnostic():
+    """A compiler whose every exception opens with one sentence: the causes come from its error
+    lines further down (paths and numbers normalised), warnings before them passed over."""
+    from conformance.report.results import failure_clusters
+
+    def record(n, error_line):
+        reason = ("CompilerError: Error invoking the model compiler tool\n"
+                  "W0000 Unknown CPU vendor, using defaults\n"
+                  f"/tmp/build-{n}/model.mlir:{n}:7: {error_line}\n  raised at /opt/x.py:12 in run")
+        return {"backend": "c", "id": f"MaxPool-12/x{n}[float32]", "op": "MaxPool", "version": 12, "outcome": "error",
+                "message": "CompilerError: Error invoking the model compiler tool", "reason": reason,
+                "inputs": [{"name": "X", "shape": [1, 1, 4], "dtype": "float32"}], "case": f"x{n}"}
+
+    items = [record(n, "error: failed to legalize operation 'stablehlo.reduce_window'") for n in range(3)]
+    items += [record(n, "error: 'memref.alloc' op expected 3 dynamic sizes") for n in range(3, 5)]
+    clusters = failure_clusters(items)["c"]
+    assert [len(c.records) for c in clusters] == [3, 2]
+    assert all("Error invoking the model compiler tool" in c.signature and "error:" in c.signature for c in clusters)
+    assert "/tmp/build" not in clusters[0].signature and "Unknown CPU vendor" not in clusters[0].signature

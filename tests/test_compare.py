@@ -3,6 +3,7 @@ and one outcome per kind of backend behaviour."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import numpy as np
@@ -135,9 +136,16 @@ def reference(model, inputs):
 
 
 def raises(exception):
+    """Raises on the item; runs its valid twin (the control a refusal is judged against) correctly."""
     def run(model, inputs):
+        if "_valid_twin/" in model.graph.name:
+            return reference(model, inputs)
         raise exception
     return run
+
+
+def refuses_everything(model, inputs):
+    raise RuntimeError("no kernels at all")
 
 
 def bundled(op, name, version, file=None):
@@ -151,6 +159,7 @@ def bundled(op, name, version, file=None):
     (lambda m, i: [np.zeros_like(o) for o in reference(m, i)], Outcome.FAIL),
     (raises(RuntimeError("kernel crashed")), Outcome.ERROR),
     (raises(Unsupported("no kernel for uint8")), Outcome.UNSUPPORTED),
+    (refuses_everything, Outcome.UNSUPPORTED),  # its valid twin too: it cannot run MaxPool-12 uint8 at all
 ])
 def test_each_backend_behaviour_has_its_own_outcome(behaviour, outcome):
     verdict = evaluate(bundled("MaxPool", "2d_uint8", 12), Scripted(behaviour), seed=0, registry=REGISTRY)
@@ -289,3 +298,26 @@ def test_y_of_a_batch_of_0_beside_indices_under_an_open_question_fails_with_one_
     assert verdict.outcome is Outcome.FAIL
     assert verdict.message == ("output shapes no reading of same-pad-negative gives: Y [0, 1, 2] (the default "
                                "reading: [1, 1, 2]), Indices [1, 1, 2] (the default reading: [1, 1, 2])")
+
+
+def test_two_releases_of_one_backend_stay_apart_in_a_merged_report(tmp_path):
+    """`conformance report A.json B.json` of ort 1.15.1 and ort 1.32.0: a column each, ort@version."""
+    from conformance.report.results import load, totals
+
+    documents = []
+    for version, outcome in (("1.15.1", "unsupported"), ("1.32.0", "pass")):
+        path = tmp_path / f"{version}.json"
+        path.write_text(json.dumps(_one_item_run("ort", version, outcome)))
+        documents.append(path)
+    merged = load(documents)
+    assert [b["name"] for b in merged["environment"]["backends"]] == ["ort@1.15.1", "ort@1.32.0"]
+    assert totals(merged["items"]) == {"ort@1.15.1": {"unsupported": 1}, "ort@1.32.0": {"pass": 1}}
+
+
+def _one_item_run(backend: str, version: str, outcome: str) -> dict:
+    return {"schema_version": 1, "partial": False, "interrupted": False, "started": "2026-11-26T00:00:00Z",
+            "finished": "2026-11-26T00:00:01Z", "summary": {outcome: 1}, "collection_errors": [],
+            "environment": {"suite_version": "0", "backends": [{"name": backend, "version": version, "details": {}}],
+                            "onnx": "1", "numpy": "2", "python": "3", "platform": "p", "seed": 0, "cases": "cases"},
+            "items": [{"id": "MaxPool-22/x[float32]", "op": "MaxPool", "version": 22, "backend": backend,
+                       "backend_version": version, "outcome": outcome, "message": ""}]}

@@ -83,11 +83,12 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
         "MaxPool-12/small[[]float32[]]: a 2x2 kernel pools a 2x2 plane to one element",
         "case: */mine/small.yaml:3 (test: small)",
         "  Y[[]0, 0, 0, 0[]]: expected 4.0 (0x40800000), got 0.0 (0x00000000)",
-        "repro: pytest conformance --backend=somepkg.mod:MyBackend --seed=0 --cases=*mine -k 'MaxPool-12/small[[]float32[]]'",
+        "repro: PYTHONPATH=* pytest conformance --backend=somepkg.mod:MyBackend --seed=0 --cases=*mine "
+        "--conformance-id 'MaxPool-12/small[[]float32[]]'",
     ])
     rerun = run_suite(pytester, "--backend=somepkg.mod:MyBackend", "--cases", str(pytester.path / "mine"),
-                      "-k", "MaxPool-12/small[float32]")
-    rerun.assert_outcomes(failed=1)  # the others are never built (test_k_with_an_item_id_...)
+                      "--conformance-id", "MaxPool-12/small[float32]")
+    rerun.assert_outcomes(failed=1)  # exactly the one item, and only it is built
     report = json.loads((pytester.path / "out" / "results.json").read_text())
     assert {r["outcome"] for r in report["items"]} == {"fail"}
     assert report["items"][0]["backend"] == "somepkg.mod:MyBackend"
@@ -173,7 +174,7 @@ def test_the_failures_are_shown_whole_and_pytest_scans_no_report_without_output_
     result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", "--isolation=none",
                        "-p", "unshown_probe", "-k", "MaxPool-12/ranks")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*= FAILURES =*", "*_ MaxPool-12/ranks/*", "*expected*", "*repro: pytest conformance*",
+    result.stdout.fnmatch_lines(["*= FAILURES =*", "*_ MaxPool-12/ranks/*", "*expected*", "*repro: *pytest conformance*",
                                  "reports scanned for teardown output: 0"])
 
 

@@ -178,7 +178,7 @@ def test_an_onnx_backend_class_runs_on_the_device_named_in_brackets(pytester):
     result = run_suite(pytester, "--backend=somepkg.zeros:Zeros[device=CUDA]", "--cases", str(cases))
     result.assert_outcomes(failed=6)
     result.stdout.fnmatch_lines(["conformance backend: somepkg.zeros:Zeros[[]device=CUDA[]] unknown (class somepkg.zeros.Zeros, device CUDA,*",
-                                 "repro: pytest conformance '--backend=somepkg.zeros:Zeros[[]device=CUDA[]]' *"])
+                                 "repro: PYTHONPATH=* pytest conformance '--backend=somepkg.zeros:Zeros[[]device=CUDA[]]' *"])
     assert (pytester.path / "devices.txt").read_text().split() == ["CUDA"] * 6
     for option, says in [("device=TPU", "supports_device('TPU') is False"),
                          ("threads=1", "is an onnx Backend class: its one option is device, not threads")]:

@@ -40,7 +40,7 @@ def commands() -> list[str]:
 
 @pytest.fixture(scope="module")
 def adapter(tmp_path_factory) -> Path:
-    (source,) = guide_blocks("python")
+    source = next(b for b in guide_blocks("python") if b.startswith("# my_runtime_backend.py"))
     directory = tmp_path_factory.mktemp("adapter")
     (directory / source.splitlines()[0].removeprefix("# ").strip()).write_text(source)
     return directory
@@ -110,7 +110,7 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     items = json.loads((elsewhere / "reference" / "results.json").read_text())["items"]
     assert len(items) > 100 and all(item["file"].startswith("bundled_cases/") for item in items)  # the wheel's copy
 
-    first, draft, again = commands()[1:]
+    first, draft, again = [c for c in commands()[1:] if "--conformance-sample" not in c and "--conformance-id" not in c]
     assert first.startswith("pytest --pyargs conformance --backend=my-runtime ")
     assert run([str(bin_dir / first.split()[0]), *first.split()[1:], *WHEEL_SLICE], elsewhere).returncode == 1
     first_run = json.loads((elsewhere / "reports" / "my-runtime" / "results.json").read_text())["summary"]
@@ -127,3 +127,45 @@ def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(a
     assert {"fail", "error"} <= set(first_run)  # both kinds of failure drafted, and both xfail
     assert summary["xfail"] == failed and not {"fail", "error", "xpass"} & set(summary)
 
+
+
+def test_the_guide_s_panic_mapping_makes_a_panic_unsupported_and_passes_the_rest_on():
+    """pyo3's PanicException is a BaseException: the guide's run() maps its "not implemented"
+    payload to NotImplementedError, and lets other panics and a Ctrl-C through."""
+    import textwrap
+
+    snippet = next(b for b in guide_blocks("python") if "PanicException" in b)
+    namespace: dict = {}
+    exec(textwrap.dedent(snippet), namespace)
+
+    class PanicException(BaseException):
+        pass
+
+    class Rep:
+        run = namespace["run"]
+
+        def __init__(self, raised):
+            self.model = type("Model", (), {"run": staticmethod(lambda inputs: (_ for _ in ()).throw(raised))})()
+
+    with pytest.raises(NotImplementedError, match="not implemented"):
+        Rep(PanicException("MaxUnpool: not implemented")).run([])
+    with pytest.raises(PanicException):
+        Rep(PanicException("index out of bounds")).run([])
+    with pytest.raises(KeyboardInterrupt):
+        Rep(KeyboardInterrupt()).run([])
+
+
+def test_the_guide_s_covering_sample_and_exact_id_run_as_written(adapter):
+    """The subset and the exact id, as the guide writes them, on the guide's adapter (by its import
+    path here: the registered name needs the installed package, which the wheel test builds)."""
+    pytest.importorskip("onnxruntime")
+    sample, exact = [c for c in commands() if "--conformance-sample" in c or "--conformance-id" in c]
+    as_path = "--backend=my_runtime_backend:MyRuntimeBackend"
+    words = [as_path if w == "--backend=my-runtime" else w for w in sample.split()]
+    done = run([str(BIN / words[0]), *words[1:], "-p", "no:cacheprovider"], adapter)
+    assert done.returncode == 1, done.stdout[-2000:]  # ONNX Runtime's failures, as in the whole suite
+    records = json.loads((adapter / "reports" / "my-runtime-sample" / "results.json").read_text())["items"]
+    assert 500 < len(records) < 1500
+    words = [as_path if w == "--backend=my-runtime" else w.strip("'") for w in exact.split()]
+    done = run([str(BIN / words[0]), *words[1:], "-q", "-p", "no:cacheprovider"], adapter)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-2000:]

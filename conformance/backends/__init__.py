@@ -110,5 +110,5 @@ def load_backend(spec: str) -> Backend:
 
 
 __all__ = ["Backend", "BackendCrashed", "BackendGarbage", "BackendLost", "BackendNotFound", "BackendTimedOut", "IsolationFailed",
-           "RaisedInBackend", "Unsupported", "load_backend", "malformed", "process_output", "registered_backends",
+           "OnnxBackendAdapter", "RaisedInBackend", "Unsupported", "load_backend", "malformed", "process_output", "registered_backends",
            "split_specs"]

@@ -444,14 +444,15 @@ def build_model(item: Item) -> onnx.ModelProto:
     )
 
 
-def valid_twin(item: Item) -> Item | None:
+def valid_twin(item: Item, rank: int | None = None) -> Item | None:
     """The item's control: a minimal valid model of the same operator, domain, version, element
     type, rank, inputs and outputs (a 2-wide kernel over a 2-wide input, no padding; MaxUnpool of
     one element). A backend that refuses the item means something by it only where it runs this
     one (``conformance.judge.control``). Where the item's element type or outputs are what make it
     invalid (a must-reject item), the twin keeps what it can: the required outputs alone, then the
     operator's first element type (float32 where it has it), so that it still asks whether the
-    backend runs this operator version and rank at all. None where nothing applies."""
+    backend runs this operator version and rank at all. ``rank``: another rank than the item's
+    (where its rank is what makes it invalid). None where nothing applies."""
     port = item.signature.port("X")
     allowed = item.signature.allowed(port) if port else ()
     types = dict.fromkeys([item.dtype, *(["float32"] if "float32" in allowed else []), *allowed[:1]])
@@ -459,16 +460,15 @@ def valid_twin(item: Item) -> Item | None:
     required = tuple(o for o in item.outputs if not optional[o.name])  # a port the version lacks is no requirement
     for dtype in types:
         for outputs in [item.outputs] + ([required or item.outputs[:1]] if len(required) < len(item.outputs) else []):
-            twin = _twin(item, dtype, outputs)
+            twin = _twin(item, dtype, outputs, rank or max(len(item.inputs[0].shape), 3))
             if twin is not None:
                 return twin
     return None
 
 
-def _twin(item: Item, dtype: str, item_outputs: tuple[ItemOutput, ...]) -> Item | None:
+def _twin(item: Item, dtype: str, item_outputs: tuple[ItemOutput, ...], rank: int) -> Item | None:
     case = item.case
-    rank = len(item.inputs[0].shape)
-    spatial = max(rank - 2, 1)
+    spatial = rank - 2
     own = {i.name for i in case.inputs} | (set(case.upstream.feeds.values()) if case.upstream else set())
     outputs = tuple(OutputSpec(o.name, None) for o in item_outputs)
     if case.op == "MaxUnpool":

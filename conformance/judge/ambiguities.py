@@ -1,8 +1,8 @@
 """Which open questions of the documents an item runs into, and what each reading answers.
 
 An item runs into a question when the readings of the question give different outputs (values,
-shapes or element types) or a different acceptance for it: the reference backend, loaded through
-the backend interface as ``reference[readings=question:reading]``, answers for each reading (see
+shapes or element types) or a different acceptance for it: the reference backend (imported from
+its own package, run through the backend interface as ``reference[readings=question:reading]``) answers for each reading (see
 ``conformance.semantics``). A documented example may also name its question itself (``ambiguity:``
 in the case). Items with an open question are ``divergent`` on every backend, so a case class may
 range freely without ever failing a backend on a question the documents leave open.
@@ -21,7 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backends import Backend, load_backend
+from reference_backend import ReferenceBackend
+
+from ..backends import Backend, OnnxBackendAdapter
 from ..expand.items import Item, qualified_op
 from ..load.cases import Ambiguity
 from ..semantics import (DEFAULT, OPENVINO_DOMAIN, QUESTIONS, GeometryError, Readings, alternatives, has_empty_window,
@@ -55,8 +57,12 @@ class Questions:
 
 @cache
 def reference(readings: Readings = DEFAULT) -> Backend:
-    """The reference backend following ``readings``, through the backend interface."""
-    return load_backend(f"reference[readings={readings}]" if readings.differing() else "reference")
+    """The reference backend following ``readings``, through the backend interface: imported from
+    its own package, never looked up in the registry that backends under test use, so that no
+    package registering the name ``reference`` can stand in for the oracle."""
+    oracle = ReferenceBackend.configured(str(readings)) if readings.differing() else ReferenceBackend
+    name = f"reference[readings={readings}]" if readings.differing() else "reference"
+    return OnnxBackendAdapter(oracle, name=name, device="CPU")
 
 
 def answer(item: Item, inputs: Inputs, readings: Readings = DEFAULT) -> Answer:

@@ -1,7 +1,10 @@
 """Known failures of a backend, kept in files outside the cases (e.g. expectations/ort.yaml).
 
 A listed item that fails as listed becomes `xfail`; a listed item that passes becomes `xpass`,
-which fails the run, so that the list stays true. A listed item that goes wrong in another way
+which fails the run, so that the list stays true (unless the entry says ``flaky: true``: it fails
+so in some runs only, a load-dependent crash, say). A listed item that the backend cannot run at
+all (`unsupported`) stays so, and an entry every item of which is unsupported is reported stale,
+as one that matches no item is. A listed item that goes wrong in another way
 keeps its own outcome, with the listing named in its message.
 """
 
@@ -27,6 +30,7 @@ class Expectation:
     reason: str
     link: str | None
     where: str  # file:line of the entry
+    flaky: bool = False  # fails so in some runs only: a pass is no xpass
 
     def as_json(self) -> dict[str, str | None]:
         return {"match": self.match, "outcome": self.outcome.value, "reason": self.reason,
@@ -52,10 +56,27 @@ class Expectations:
                 break
         return list(waiting)
 
+    @staticmethod
+    def unsupported_entries(records: Iterable[dict]) -> dict[str, str]:
+        """``where`` -> match of the entries every item of which the run found unsupported (from
+        the records' ``expectation``): the backend cannot run what they list, so they list nothing."""
+        outcomes: dict[tuple[str, str], set[str]] = {}
+        for record in records:
+            listed = record.get("expectation")
+            if listed and "where" in listed:
+                outcomes.setdefault((listed["where"], listed["match"]), set()).add(record["outcome"])
+        return {where: match for (where, match), seen in outcomes.items() if seen == {Outcome.UNSUPPORTED.value}}
+
     def apply(self, item_id: str, verdict: Verdict) -> tuple[Verdict, Expectation | None]:
         known = self.find(item_id)
-        if known is None or verdict.outcome in (Outcome.UNSUPPORTED, Outcome.DIVERGENT):
+        if known is None or verdict.outcome is Outcome.DIVERGENT:
             return verdict, None
+        if verdict.outcome is Outcome.UNSUPPORTED:  # it runs no more: an entry all of whose items are so is stale
+            return dataclasses.replace(verdict, message=f"{verdict.message} (listed as a known {known.outcome.value} "
+                                                        f"at {known.where})"), known
+        if verdict.outcome is Outcome.PASS and known.flaky:  # listed as failing in some runs: this one did not
+            return dataclasses.replace(verdict, message=f"passed this time (listed as a flaky {known.outcome.value} at "
+                                                        f"{known.where})"), known
         if verdict.outcome is Outcome.PASS:
             message = f"listed as a known {known.outcome.value} ({known.reason}) but passes: update {known.where}"
             return dataclasses.replace(verdict, outcome=Outcome.XPASS, message=message), known
@@ -116,5 +137,6 @@ def _load(file: Path, schema: str, backend: str, fallback: str | None, details: 
             continue
         where = f"{file}:{source.line(('entries', index))}"
         outcome = Outcome(entry.get("outcome", Outcome.SKIPPED.value))
-        entries.append(Expectation(entry["match"], outcome, entry["reason"], entry.get("link"), where))
+        entries.append(Expectation(entry["match"], outcome, entry["reason"], entry.get("link"), where,
+                                   bool(entry.get("flaky", False))))
     return Expectations(entries, file)

@@ -52,7 +52,7 @@ def consult(item: Item, seed: int, registry: dict[str, Ambiguity], store=None) -
 
 
 def derive(item: Item, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Answer | None]:
-    """The expected outputs, and the reference backend's answer (loaded through the backend
+    """The expected outputs, and the reference backend's answer (run through the backend
     interface) where a derived output needed it (else None)."""
     expected: dict[str, Any] = {o.name: o.expected for o in item.outputs}
     if all(value is not None for value in expected.values()):

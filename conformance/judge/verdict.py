@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-import onnx
 
 from ..backends import (Backend, BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
                         RaisedInBackend, Unsupported, malformed, process_output)
@@ -23,7 +22,9 @@ from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity, inert
 from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
+from . import undefined
 from .ambiguities import Questions, answer, combined_readings
+from .control import TwinRefused, refused_twin, run_on_copies
 from .oracle import SuiteError, consult, derive
 
 SHOWN_MISMATCHES = 8
@@ -62,6 +63,8 @@ class Verdict:
     # divergent: per open question, the readings the outputs are consistent with (two readings can
     # give an item the same outputs), so that a report can tell one reading from two per question
     readings: dict[str, list[str]] = field(default_factory=dict)
+    control: str | None = None  # unsupported: the valid twin the backend refused too
+    flaky: bool = False  # a crash that some rerun of the item did not meet (--conformance-rerun-crashes)
 
     def __post_init__(self) -> None:
         """What a backend said reaches terminals and reports inert: no escape sequence, no control."""
@@ -74,7 +77,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     ``store`` (a :class:`conformance.expand.cache.ItemValues`): where the item's oracle is kept between runs."""
     if item.case.reject:
         question = item.case.ambiguity if item.case.ambiguity and item.case.ambiguity.status == "open" else None
-        return _judge_rejection(item, backend, item.make_inputs(seed), question)
+        return _judge_rejection(item, backend, seed, question)
     oracle = consult(item, seed, registry, store)
     written, expected, found = oracle.written, oracle.expected, oracle.found  # written: channels-first, as the case writes them
     inputs = item.to_model(written)
@@ -83,7 +86,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     ambiguities = list(found.ids)
     open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     try:
-        actual = _run(backend, oracle.model, inputs)
+        actual = run_on_copies(backend, oracle.model, inputs)
     except Unsupported as e:
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
     except IsolationFailed as e:
@@ -94,6 +97,9 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
         summary = f"{_type_name(e)}: {first_line(str(e))}"
+        twin = refused_twin(item, backend, seed)
+        if twin is not None:  # it cannot run this operator version, type or rank at all
+            return _cannot_run(twin, summary, _exception_text(e), ambiguities)
         if any("rejected" in a.interpretations for a in open_ones):  # a reading the registry names
             return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities,
                            reading="refused", readings={a.id: ["refused"] for a in open_ones})
@@ -116,6 +122,10 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
             left = _unexplained(item, written, [expected, *candidates], actual)
             if left is not None:
+                undefined = _undefined_values(item, written, registry, found, actual, left,
+                                              lambda: run_on_copies(backend, oracle.model, inputs), details, mismatches)
+                if undefined is not None:
+                    return undefined
                 return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
                                ambiguities, mismatches)
             reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
@@ -126,13 +136,13 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
 
 
-def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray],
-                     question: Ambiguity | None) -> Verdict:
-    """A refusal passes; running fails. Where the documents leave the model's validity open
-    (``question``), either is recorded as divergent."""
+def _judge_rejection(item: Item, backend: Backend, seed: int, question: Ambiguity | None) -> Verdict:
+    """A refusal passes, where the backend runs the item's valid twin (else it refuses everything
+    of this operator version, type or rank: unsupported); running fails. Where the documents
+    leave the model's validity open (``question``), either is recorded as divergent."""
     tags = [question.id] if question else []
     try:
-        outputs = _run(backend, item.model, inputs)
+        outputs = run_on_copies(backend, item.model, item.make_inputs(seed))
     except Unsupported as e:  # a backend without the operator refuses everything: that proves nothing
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
     except IsolationFailed as e:  # the suite's failure is no refusal of the backend's
@@ -143,6 +153,9 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
         return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), tags)
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
         refusal = f"refused: {_type_name(e)}: {first_line(str(e))}"
+        twin = refused_twin(item, backend, seed)
+        if twin is not None:  # it refuses the valid model as well: the refusal proves nothing
+            return _cannot_run(twin, f"{_type_name(e)}: {first_line(str(e))}", _exception_text(e), tags)
         if question:
             return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused",
                            readings={question.id: ["refused"]})
@@ -162,12 +175,33 @@ def _judge_rejection(item: Item, backend: Backend, inputs: dict[str, np.ndarray]
     )
 
 
-def _run(backend: Backend, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Any:
-    """The backend's answer to copies of the model and inputs: a backend that writes into them
-    changes neither what the judge reads nor what the next backend gets."""
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    return backend.run(copy, {name: array.copy() for name, array in inputs.items()})
+def _undefined_values(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
+                      actual: Sequence[Any], left: np.ndarray, again, details: str,
+                      mismatches: list[Mismatch]) -> Verdict | None:
+    """Where every position no reading explains is an empty window whose value the documents leave
+    undefined: divergent, its class recorded; a fail where a second run answers otherwise. None
+    where some such position has a window that holds elements (judged as ever)."""
+    keys = undefined.questions_of(found, registry)
+    empty = undefined.empty_windows(item, found, left.shape) if keys else None
+    if empty is None or empty.shape != left.shape or (left & ~empty).any():
+        return None
+    changed = undefined.changed_between_runs(actual, again)
+    if changed is not None:
+        return Verdict(Outcome.FAIL, f"not deterministic: the values of windows without elements change from run to "
+                       f"run ({changed})", details, found.ids, mismatches)
+    reading = "undefined: " + ", ".join(undefined.classes(item, written, actual, left))
+    return Verdict(Outcome.DIVERGENT, f"observed: {reading} at {int(left.sum())} windows without elements (the "
+                   f"documents leave their value undefined)", details, found.ids, mismatches, reading,
+                   {key: [reading] for key in keys})
+
+
+def _cannot_run(twin: TwinRefused, summary: str, text: str, tags: list[str]) -> Verdict:
+    """The item refused, and its valid twin too: the backend cannot run this operator version,
+    type or rank at all."""
+    return Verdict(Outcome.UNSUPPORTED, f"refuses its valid twin too ({twin.twin}: {twin.message}); the item: {summary}",
+                   f"The backend refuses this item:\n{text}\n\nand refuses its valid twin {twin.twin}, a minimal valid "
+                   f"model of the same operator version, element type and rank, too:\n{twin.message}", tags,
+                   control=twin.twin)
 
 
 def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

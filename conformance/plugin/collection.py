@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cached_property
 from pathlib import Path
@@ -14,9 +15,10 @@ from ..expand.items import Item
 from ..judge.verdict import SuiteError, Verdict, evaluate
 from ..load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from ..outcomes import FAILING, Outcome
+from ..report.coverage import covering_sample
 from ..report.scripts import command as repro_command
 from ..report.writer import bounded, item_record
-from .session import PACKAGE_DIR, RECORD, STATE, BackendUnderTest, SuiteSession
+from .session import PACKAGE_DIR, RECORD, STATE, BackendUnderTest, SuiteSession, in_shard
 
 
 class CaseCollection:
@@ -56,6 +58,10 @@ class Suite(CaseErrorsInOneLine, pytest.Directory):  # type: ignore[misc]  # the
             self.registry = load(bundled_case_dir(), state.limits)
             yield BrokenRegistry.from_parent(self, path=e.file, error=e)
         self.seen: dict[str, Path] = {}
+        if self.config.getoption("conformance_sample"):  # the subset is chosen over every file's items
+            expanded = state.expansions.items if state.expansions else expand_file
+            state.sample = covering_sample([item for file in case_files(state.case_dir)
+                                            for item in expanded(file, self.registry, state.limits)])
         for file in case_files(state.case_dir):
             node = CaseFile.from_parent(self, path=file)
             if not node.nodeid.isprintable():  # a name with a newline must not fake a location
@@ -80,10 +86,12 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Su
         state = self.config.stash[STATE]
         targets = state.targets
         names = [""] if len(targets) == 1 else [f"@{target.spec}" for target in targets]
-        part = state.name_part
-        if part and state.expansions:  # -k <id>: a file without the item is not expanded
+        part, exact = state.name_part, state.exact_ids
+        if (part or exact) and state.expansions:  # -k <id>, --conformance-id: a file without the item is not expanded
             ids = state.expansions.ids(self.path, suite.registry, state.limits)
-            if not any(part in f"{i}{n}".lower() for i in ids for n in names):
+            if exact and not any(i in exact or f"{i}{n}" in exact for i in ids for n in names):
+                return
+            if part and not any(part in f"{i}{n}".lower() for i in ids for n in names):
                 return
         expanded = state.expansions.items if state.expansions else expand_file
         for item in expanded(self.path, suite.registry, state.limits):
@@ -94,6 +102,10 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Su
             for target, suffix in zip(targets, names):
                 name = item.id + suffix
                 if part and part not in name.lower():
+                    continue
+                if exact and item.id not in exact and name not in exact:
+                    continue
+                if not in_shard(item.id, state.shard) or (state.sample is not None and item.id not in state.sample):
                     continue
                 # The id given whole: pytest >= 9 would otherwise read "[float32]" as parameters
                 # on the cache's side only, and --lf/--ff would find no previous failure.
@@ -138,8 +150,9 @@ class ConformanceItem(pytest.Item):
                                expectation=skip.as_json())
             pytest.skip(f"skipped: {skip.reason} ({skip.where})")
         try:
-            verdict = evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry,  # type: ignore[union-attr]  # Suite > CaseFile > item
-                               state.lock, state.values)
+            verdict = self._evaluate()
+            if verdict.outcome is Outcome.CRASH and state.rerun_crashes:
+                verdict = self._rerun_crash(verdict, state.rerun_crashes)
         except Exception as e:  # the suite's own fault, not the backend's: shown in full, and the run fails
             self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}",
                                suite_error=True)
@@ -151,6 +164,10 @@ class ConformanceItem(pytest.Item):
         self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
         if verdict.reading is not None:
             self.record["reading"] = verdict.reading
+        if verdict.control is not None:
+            self.record["control"] = verdict.control
+        if verdict.flaky:
+            self.record["flaky"] = True
         if verdict.readings:
             self.record["readings"] = verdict.readings
         if verdict.mismatches:
@@ -164,6 +181,27 @@ class ConformanceItem(pytest.Item):
             pytest.skip(f"unsupported: {verdict.message}")
         if verdict.outcome in FAILING:
             raise ConformanceFailure(verdict)
+
+    def _evaluate(self) -> Verdict:
+        state = self.config.stash[STATE]
+        return evaluate(self.item, self.target.runner, state.seed, self.parent.parent.registry,  # type: ignore[union-attr]  # Suite > CaseFile > item
+                        state.lock, state.values)
+
+    def _rerun_crash(self, crashed: Verdict, times: int) -> Verdict:
+        """A crash, run again (the runner starts a fresh process after one) up to ``times`` more
+        times, stopping at the first run that does not crash: a crash all the same, with how many
+        of the runs crashed, so that a load-dependent abort is told from one every run meets."""
+        runs, crashes = 1, 1
+        for _ in range(times):
+            again = self._evaluate()
+            runs += 1
+            if again.outcome is not Outcome.CRASH:
+                break
+            crashes += 1
+        if crashes == runs:
+            return dataclasses.replace(crashed, message=f"{crashed.message} (in each of {runs} runs)")
+        return dataclasses.replace(crashed, message=f"{crashed.message} (in {crashes} of {runs} runs: not deterministic)",
+                                   flaky=True)
 
     def repr_failure(self, excinfo):
         state = self.config.stash[STATE]

@@ -39,6 +39,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="instead of the case files, fuzz each backend with BUDGET configurations (conformance fuzz)")
     group.addoption("--conformance-fuzz-out", type=Path, default=None, metavar="DIR",
                     help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
+    group.addoption("--conformance-id", action="append", default=[], metavar="ID",
+                    help="run exactly the item of this id (Op-version/case[type], as every report names it; "
+                         "ID@backend for one backend of several), repeatable; @FILE reads ids from FILE, one a line. "
+                         "Only the case files that hold them are expanded")
+    group.addoption("--conformance-rerun-crashes", type=int, default=0, metavar="N",
+                    help="run a crashed item again, up to N more times, each in a fresh process: a crash that does "
+                         "not recur is still a crash, said to be 'k of n runs' (default 0)")
+    group.addoption("--conformance-sample", action="store_true", default=False,
+                    help="run a covering subset (about a twentieth of the items): every behaviour class with every "
+                         "path-selector value at every operator version, every version with every element type, "
+                         "every case; a first signal for a runtime too slow for the whole suite")
+    group.addoption("--conformance-shard", default=None, metavar="I/N",
+                    help="run the I-th of N deterministic shards of the items (1 <= I <= N), split by item id, "
+                         "so that N machines or CI jobs run the suite between them")
     group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
                     help="raise (or lower) a budget of case-file reading, repeatable: "
                          + ", ".join(LIMIT_NAMES) + " (docs/case-format.md: budgets)")

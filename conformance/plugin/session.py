@@ -3,9 +3,11 @@ hooks that keep them (results as items report, a lost worker's item as a crash, 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
+import zlib
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from ..expand.items import Item
 from ..judge.expectations import Expectations, load_expectations, load_skips
 from ..judge.lock import Lock, lock_path
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
-from ..load.limits import parse_limits
+from ..load.limits import ReadRefused, parse_limits, read_regular
 from ..outcomes import Outcome
 from ..report.writer import ReportDirectory, ReportError, Results, environment, item_record, write_reports
 from .options import DEFAULT_SEED
@@ -56,6 +58,59 @@ def name_part_of(expression: str) -> str | None:
     return None
 
 
+MAX_ID_FILE_BYTES = 16 << 20
+
+
+def adapter_directory(spec: str) -> str | None:
+    """The directory a ``package.module:Class`` backend was imported from (the repro line puts it
+    on the path, so that it runs from anywhere); None for a registered backend."""
+    module_name, colon, _ = spec.partition("[")[0].partition(":")
+    if not colon:
+        return None
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        found = None
+    file = found.origin if found is not None else None
+    if not file or not Path(file).is_file():
+        return None
+    directory = Path(file).resolve().parent
+    for _ in module_name.split(".")[1:]:
+        directory = directory.parent
+    return str(directory)
+
+
+def shard_of(text: str | None) -> tuple[int, int] | None:
+    """``I/N`` -> (I - 1, N); a usage error in one line for anything else."""
+    if text is None:
+        return None
+    index, slash, count = text.partition("/")
+    if not (slash and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise pytest.UsageError(f"--conformance-shard {text}: give I/N with 1 <= I <= N, e.g. 2/4")
+    return int(index) - 1, int(count)
+
+
+def in_shard(item_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether the item falls in the shard: by a checksum of its id, the same on every machine."""
+    return shard is None or zlib.crc32(item_id.encode()) % shard[1] == shard[0]
+
+
+def exact_ids(given: list[str]) -> frozenset[str]:
+    """The ids of --conformance-id, with each @FILE read (one id a line, blank lines and #
+    comments skipped); a file that cannot be read is a usage error in one line."""
+    ids: set[str] = set()
+    for word in given:
+        if word.startswith("@"):
+            try:
+                text = read_regular(Path(word[1:]), MAX_ID_FILE_BYTES).decode("utf-8")
+            except (ReadRefused, UnicodeDecodeError) as e:
+                raise pytest.UsageError(f"--conformance-id {word}: {getattr(e, 'message', e)}") from None
+            ids.update(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+        else:
+            ids.add(word)
+    return frozenset(ids)
+
+
 class SuiteSession:
     """The run's backends, seed and results; its hooks act only when the suite is requested."""
 
@@ -67,6 +122,10 @@ class SuiteSession:
             raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
         self.item_ids: set[str] = set()  # every item the case files produce, selected or not
         self.name_part = name_part_of(config.getoption("keyword"))
+        self.exact_ids = exact_ids(config.getoption("conformance_id"))
+        self.shard = shard_of(config.getoption("conformance_shard"))
+        self.sample: set[str] | None = None  # --conformance-sample: the covering subset's ids, once computed
+        self.rerun_crashes = max(0, config.getoption("conformance_rerun_crashes"))
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
@@ -149,7 +208,8 @@ class SuiteSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.directory is not None:  # with the collection errors
             self.results.checkpoint()
-        if self.config.getoption("lf", False) or self.name_part or not self.item_ids:
+        if (self.config.getoption("lf", False) or self.name_part or self.exact_ids or self.shard or self.sample is not None
+                or not self.item_ids):
             return  # --lf collects only the files that failed, -k <id> only its item: every entry would look stale
         for target in self.targets:
             for listing in (target.expectations, target.skips):
@@ -169,7 +229,9 @@ class SuiteSession:
             words.append(f"--cases={self.case_dir}")
         if self.config.getoption("expectations") is not None:
             words.append(f"--expectations={self.config.getoption('expectations')}")
-        return shlex.join(words + ["-k", item_id])
+        shown = shlex.join(words + ["--conformance-id", item_id])
+        adapter = adapter_directory(spec)
+        return f"PYTHONPATH={shlex.quote(adapter)} {shown}" if adapter else shown
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for target in self.targets:

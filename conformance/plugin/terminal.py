@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 
-from ..judge.expectations import file_names
+from ..judge.expectations import Expectations, file_names
 from ..outcomes import Outcome
+from ..report.results import cannot_run_lines
 from ..report.writer import header_lines
 from .session import SuiteSession, report_record
 
@@ -71,11 +72,17 @@ class TerminalTable:
         return (yield)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        records = self.session.results.records
         if self.session.stale:
             terminalreporter.section("conformance: stale expectations (they match no item)")
             for where, match in sorted(self.session.stale.items()):
                 terminalreporter.write_line(f"{where}: {match}")
-        records = self.session.results.records
+        unsupported = Expectations.unsupported_entries(records)
+        if unsupported:
+            terminalreporter.section("conformance: stale expectations (every item they list is unsupported: the "
+                                     "backend cannot run it at all)")
+            for where, match in sorted(unsupported.items()):
+                terminalreporter.write_line(f"{where}: {match}")
         if not records:
             return
         several = len(self.session.targets) > 1
@@ -88,6 +95,11 @@ class TerminalTable:
             counts = [table[op, version, backend, o] for o in outcomes]
             row = f"{op}-{version}" + (f"@{backend}" if several else "")
             terminalreporter.write_line(f"{row:<30}" + "".join(f"{c:>12}" for c in counts) + f"{sum(counts):>8}")
+        refused = cannot_run_lines(records)
+        if refused:  # learnt from the valid twins: what makes the unsupported items unsupported
+            terminalreporter.section("conformance: what the backend cannot run at all (the valid twins it refused)")
+            for line in refused:
+                terminalreporter.write_line(line)
         if self.session.report_dir is not None:
             terminalreporter.write_line(f"conformance report: {self.session.report_dir}/ (results.json, report.html, summary.md)")
 

@@ -1,8 +1,10 @@
 """Two runs compared: what a nightly job reports between yesterday's results and today's.
 
 A regression is an item that now fails, errors, crashes, times out or passes unexpectedly
-(`xpass`) where it did not, or that passed and is now `unsupported`. Fixes are the reverse;
-changed divergences are open questions a backend now reads differently.
+(`xpass`) where it did not, or that passed and is now `unsupported`. Fixes are the reverse.
+An item that was `unsupported` (the old run could not run it at all) and now runs is newly
+supported, whatever its outcome now: never a fix, never a regression, since nothing of it was
+judged before. Changed divergences are open questions a backend now reads differently.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Change:
 class Comparison:
     regressions: list[Change] = field(default_factory=list)
     fixes: list[Change] = field(default_factory=list)
+    newly_supported: list[Change] = field(default_factory=list)
     changed_failures: list[Change] = field(default_factory=list)
     changed_divergences: list[Change] = field(default_factory=list)
     other_changes: list[Change] = field(default_factory=list)
@@ -51,7 +54,9 @@ def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
                 change.message = f"{observed_reading(was)} -> {observed_reading(now)}"
                 result.changed_divergences.append(change)
             continue
-        if now["outcome"] in FAILING_WORDS and was["outcome"] not in FAILING_WORDS:
+        if was["outcome"] == "unsupported":
+            result.newly_supported.append(change)
+        elif now["outcome"] in FAILING_WORDS and was["outcome"] not in FAILING_WORDS:
             result.regressions.append(change)
         elif was["outcome"] == "pass" and now["outcome"] == "unsupported":
             result.regressions.append(change)
@@ -73,6 +78,7 @@ def render_comparison(old: dict[str, Any], new: dict[str, Any], comparison: Comp
     lines = [f"# Conformance: {versions(old)} ({old['started']}) -> {versions(new)} ({new['started']})", "",
              f"{comparison.compared} items in both runs; {comparison.added} new, {comparison.removed} gone.", ""]
     for title, changes in [("Regressions", comparison.regressions), ("Fixes", comparison.fixes),
+                           ("Newly supported (unsupported before: never judged)", comparison.newly_supported),
                            ("Failures that changed kind", comparison.changed_failures),
                            ("Open questions read differently", comparison.changed_divergences),
                            ("Other changes", comparison.other_changes)]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -177,3 +178,46 @@ def render(case_dir: Path) -> str:
             if len(table[name].get(s, ())) < 2 and reasons.get(name, {}).get(s):
                 lines.append(f"- {name} x {s}: {reasons[name][s]}")
     return "\n".join(lines) + "\n"
+
+
+def covering_sample(items: list[Item]) -> set[str]:
+    """The ids of a small, deterministic set of items that reaches every cell the whole set
+    reaches: each behaviour class with each value of each path selector (the element type among
+    them) at each operator version, each operator version with each element type, and each case
+    on each operator (a greedy set cover; ties go to the first id in order). A first signal for a
+    runtime too slow for the whole suite: ``--conformance-sample`` (about a twentieth of it)."""
+    import heapq
+
+    from ..expand.items import qualified_op
+
+    classes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for name, spec in selectors_data()["classes"].items():
+        for ref in spec["cases"]:
+            file, _, case = ref.partition(":")
+            classes[file, case].append(name)
+    cells_of: dict[str, set[tuple[Any, ...]]] = {}
+    for item in items:
+        op = qualified_op(item.case.domain, item.case.op)
+        where = (op, item.version)
+        base = (item.case.file.name, item.case.name.split("/")[0])
+        cells: set[tuple[Any, ...]] = {("case", *base, op), ("type", *where, item.dtype)}
+        if not item.case.reject and classes.get(base):
+            try:
+                values = selector_values(item)
+            except (KeyError, TypeError, ValueError, IndexError):
+                values = {}
+            cells |= {(name, selector, value, *where) for name in classes[base] for selector, value in values.items()}
+        cells_of[item.id] = cells
+    uncovered = set().union(*cells_of.values()) if cells_of else set()
+    heap = [(-len(cells), item_id) for item_id, cells in cells_of.items()]
+    heapq.heapify(heap)
+    chosen = set()
+    while uncovered and heap:
+        _, item_id = heapq.heappop(heap)
+        gain = len(cells_of[item_id] & uncovered)
+        if gain and heap and gain < -heap[0][0]:  # lazy greedy: its gain fell, so it waits its turn again
+            heapq.heappush(heap, (-gain, item_id))
+        elif gain:
+            chosen.add(item_id)
+            uncovered -= cells_of[item_id]
+    return chosen

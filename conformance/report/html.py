@@ -10,7 +10,7 @@ from typing import Any
 from ..outcomes import FAILING_WORDS, REPORT_WORDS
 from .fuzz_section import fuzz_html
 from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
-                      failure_clusters, matrix, opset_regressions, shorten, totals)
+                      failure_clusters, matrix, opset_regressions, shorten, totals, cannot_run)
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
@@ -340,10 +340,22 @@ def _collection_errors(document: dict[str, Any]) -> str:
 
 
 def _unsupported(items: list[dict]) -> str:
-    grouped = Counter((r["backend"], shorten(r["message"], 140)) for r in items if r["outcome"] == "unsupported")
-    if not grouped:
+    """The backends' refusals of what they cannot run: the valid twins refused first (the operator
+    versions, element types and ranks a backend cannot run at all), then each reason."""
+    refused = cannot_run(items)
+    twins = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(twin)}</code></td></tr>"
+                    for b, found in refused.items() for twin, n in found.items())
+    grouped = Counter((r["backend"], shorten(r["message"], 140)) for r in items
+                      if r["outcome"] == "unsupported" and not r.get("control"))
+    if not grouped and not twins:
         return ""
     rows = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(m)}</code></td></tr>"
                    for (b, m), n in grouped.most_common())
-    return f"<h2 id='unsupported'>Unsupported</h2><table><tr><th>backend</th><th>items</th><th>the backend's reason</th></tr>{rows}</table>"
+    head = "<h2 id='unsupported'>Unsupported</h2>"
+    if twins:
+        head += ("<p class='muted'>What a backend cannot run at all: it refused these valid twins (a minimal valid "
+                 "model of the item's operator version, element type and rank), so its refusals of their items prove "
+                 "nothing.</p><table><tr><th>backend</th><th>items</th><th>valid twin refused</th></tr>"
+                 f"{twins}</table>")
+    return head + (f"<table><tr><th>backend</th><th>items</th><th>the backend's reason</th></tr>{rows}</table>" if rows else "")
 

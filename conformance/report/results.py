@@ -67,6 +67,8 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
             raise ResultsError(f"{path}: the results files come to over {MAX_RESULTS_BYTES:,} bytes in all")
         documents.append(read_results(path, budget))
         budget -= Path(path).stat().st_size
+    if len(documents) > 1:
+        _label_releases(documents)
     merged = dict(documents[0])
     if len(documents) > 1:
         merged["environment"] = dict(documents[0]["environment"],
@@ -78,6 +80,23 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
         if any("fuzz" in d for d in documents):
             merged["fuzz"] = [run for d in documents for run in d.get("fuzz", [])]
     return merged
+
+
+def _label_releases(documents: list[dict[str, Any]]) -> None:
+    """Runs of one backend at several releases, merged, stay apart: where a backend's name comes
+    with more than one version, each of its records and its header take ``name@version``
+    (``ort@1.15.1``) as their backend, so that the report gives each release a column of its own."""
+    versions: dict[str, set[str]] = defaultdict(set)
+    for document in documents:
+        for backend in document["environment"]["backends"]:
+            versions[backend["name"]].add(str(backend["version"]))
+    shared = {name for name, found in versions.items() if len(found) > 1}
+    for document in documents:
+        document["environment"] = dict(document["environment"], backends=[
+            dict(b, name=f"{b['name']}@{b['version']}") if b["name"] in shared else b
+            for b in document["environment"]["backends"]])
+        document["items"] = [dict(r, backend=f"{r['backend']}@{r.get('backend_version', '')}")
+                             if r["backend"] in shared else r for r in document["items"]]
 
 
 def shorten(text: str, width: int) -> str:
@@ -117,6 +136,43 @@ def opset_regressions(items: list[Record]) -> list[dict[str, Any]]:
             found.append({"backend": backend, "op": op, "file": file, "case": case, "dtype": dtype,
                           "outcomes": dict(sorted(by_version.items()))})
     return found
+
+
+def cannot_run(items: list[Record]) -> dict[str, dict[str, int]]:
+    """Per backend, the valid twins it refused (what it cannot run at all: an operator version,
+    element type and rank), each with the number of items it made unsupported."""
+    found: dict[str, Counter] = defaultdict(Counter)
+    for r in items:
+        if r.get("control"):
+            found[r["backend"]][r["control"]] += 1
+    return {backend: dict(sorted(twins.items())) for backend, twins in sorted(found.items())}
+
+
+_TWIN = re.compile(r"^(?P<op>.+)-(?P<version>\d+)/valid_twin/rank(?P<rank>\d+)-[^\[]*\[(?P<dtype>[^\]]+)\]$")
+
+
+def cannot_run_lines(items: list[Record]) -> list[str]:
+    """One line per backend and operator for the versions whose refused valid twins have the same
+    ranks and element types: what it cannot run, and how many items that made unsupported."""
+    lines = []
+    for backend, twins in cannot_run(items).items():
+        per_version: dict[tuple[str, int], tuple[set[int], set[str], list[int]]] = {}
+        for twin, n in twins.items():
+            found = _TWIN.match(twin)
+            if found:
+                ranks, dtypes, count = per_version.setdefault((found["op"], int(found["version"])), (set(), set(), [0]))
+                ranks.add(int(found["rank"]))
+                dtypes.add(found["dtype"])
+                count[0] += n
+        merged: dict[tuple[str, tuple[int, ...], tuple[str, ...]], tuple[list[int], list[int]]] = {}
+        for (op, version), (ranks, dtypes, count) in sorted(per_version.items()):
+            versions, total = merged.setdefault((op, tuple(sorted(ranks)), tuple(sorted(dtypes))), ([], [0]))
+            versions.append(version)
+            total[0] += count[0]
+        for (op, rank_list, type_list), (versions, total) in merged.items():
+            lines.append(f"{backend}: {op}-{', '.join(map(str, versions))} at rank {', '.join(map(str, rank_list))} "
+                         f"({', '.join(type_list)}): {total[0]} item{'s' if total[0] != 1 else ''} unsupported")
+    return lines
 
 
 def disagreements(items: list[Record]) -> list[dict[str, Any]]:
@@ -218,11 +274,36 @@ def cause_signature(record: Record) -> str:
         return f"{record['outcome']}: {first['output']} {kind}{where}"
     if record.get("message", "").startswith(ACCEPTED):  # one missing check or many: the rule is the detail
         return f"{record['outcome']}: {ACCEPTED}"
-    text = re.sub(r"\[[^\]]*\]", "[…]", record.get("message", ""))  # a command line, a shape
+    text = diagnostic(record)
+    text = re.sub(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}", "<path>", text)  # a file path, anywhere in it
+    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "#", text)
+    text = re.sub(r"\[[^\]]*\]", "[…]", text)  # a command line, a shape
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\([^()]*\)", "(…)", text)
     text = ELEMENT_TYPE_NAMES.sub("<type>", text)
     return f"{record['outcome']}: " + " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
+
+
+# Lines a runtime writes before its error that say nothing of it: its warnings and a traceback's frames.
+NOISE = re.compile(r"(?i)^(?:warning\b|\S*warning:|w\d{4}\b|\[w |unknown cpu vendor|traceback \(most recent call|"
+                   r"file \"|raised at |\^+$|during handling of|the above exception|the backend's output meanwhile)")
+# Lines that carry a runtime's own diagnostic: a compiler's error lines, a panic and its payload.
+SPECIFIC = re.compile(r"(?i)(?:^|\s)error(?:\[\w+\])?:|panicked at|^thread '[^']*' panicked|assertion .* failed")
+
+
+def diagnostic(record: Record) -> str:
+    """The runtime's own words about a refusal or crash: the message's first line, and where the
+    whole text (``reason``) says more, the first line after it that carries a diagnostic (a
+    compiler's ``error:`` line, a panic's payload): a first line that every failure of a tool
+    shares ("Error invoking ... compiler tool") then tells its causes apart. Warnings and a
+    traceback's frames are passed over."""
+    message = record.get("message", "")
+    lines = [line.strip() for line in (record.get("reason") or message).splitlines() if line.strip()]
+    lines = [line for line in lines if not NOISE.match(line)]
+    first = next((line for line in message.splitlines() if line.strip() and not NOISE.match(line.strip())),
+                 lines[0] if lines else message)
+    later = next((line for line in lines if SPECIFIC.search(line) and line not in first), None)
+    return f"{first} … {later}" if later else first
 
 
 def _over_padding(record: Record, diff: dict[str, Any]) -> bool:
@@ -320,6 +401,10 @@ def render_markdown(document: dict[str, Any]) -> str:
     for backend, counts in totals(items).items():
         lines.append(f"| {backend} | " + " | ".join(str(counts.get(o, 0)) for o in REPORT_WORDS)
                      + f" | {sum(counts.values())} |")
+    refused = cannot_run_lines(items)
+    if refused:
+        lines += ["", "## What the backends cannot run at all (the valid twins they refused)", ""]
+        lines += [f"- {line}" for line in refused]
     regressions = opset_regressions(items)
     lines += ["", f"## Opset regressions ({len(regressions)})", ""]
     for r in regressions:

@@ -144,6 +144,29 @@ TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8
     return [o.numpy() for o in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
 ''',
 }
+# A backend the scripts have no runner of their own for (``package.module:Class``, or a name another
+# package registers): the script imports it as the suite would, an onnx Backend or a class with the
+# suite's interface, so that it runs the vendor's own adapter with no stub to fill in.
+ADAPTER_RUNNER = '''ADAPTER = {adapter!r}
+
+
+def run(model, feeds):
+    import importlib
+    if ADAPTER["path"] and ADAPTER["path"] not in sys.path:
+        sys.path.insert(0, ADAPTER["path"])
+{find}
+    from onnx.backend.base import Backend
+    if isinstance(target, type) and issubclass(target, Backend):
+        device = ADAPTER["options"].get("device", "CPU")
+        return target.prepare(model, device=device).run([feeds[i.name] for i in model.graph.input])
+    backend = target(**ADAPTER["options"]) if isinstance(target, type) else target
+    return backend.run(model, feeds)
+'''
+FIND_BY_PATH = '''    module, _, name = ADAPTER["target"].partition(":")
+    target = getattr(importlib.import_module(module), name)'''
+FIND_BY_ENTRY_POINT = '''    import importlib.metadata
+    group = importlib.metadata.entry_points(group=ADAPTER["group"])
+    (target,) = [e.load() for e in group if e.name == ADAPTER["name"]]'''
 GENERIC_RUNNER = '''class RunNotFilledIn(Exception):
     """The script cannot judge a runtime it does not run: neither a refusal nor a bug."""
 
@@ -172,7 +195,7 @@ def standalone_script(item: Item, inputs: dict[str, np.ndarray], backend: str, r
                                   else "the maxpool-conformance reference backend's")
     lines = _repro_header(about, source, needs_bfloat16)
     lines += _model_code(item.model, inputs)
-    lines += ["", "", RUNNERS.get(runtime, GENERIC_RUNNER), ""]
+    lines += ["", "", RUNNERS.get(runtime) or _adapter_runner(backend), ""]
     if reject:
         lines += [f"# The model is invalid ({reject}): a conforming runtime refuses it.", REFUSAL_CHECK]
     else:
@@ -180,6 +203,34 @@ def standalone_script(item: Item, inputs: dict[str, np.ndarray], backend: str, r
         lines += ["expected = {", *(f"    {o.name!r}: {_array_code(expected[o.name])}," for o in item.outputs), "}", "",
                   OUTPUT_CHECK]
     return "\n".join(lines) + "\n"
+
+
+def _adapter_runner(spec: str) -> str:
+    """The runner that imports ``spec``'s adapter (a ``module:Class``, or a registered name the
+    scripts have no runner of their own for); the stub only where neither can be found here."""
+    from importlib.metadata import entry_points
+    from importlib.util import find_spec
+
+    base, _, inside = spec.partition("[")
+    options = dict(pair.partition("=")[::2] for pair in inside.rstrip("]").split(",") if "=" in pair)
+    module, colon, _ = base.partition(":")
+    path = None
+    if colon:
+        try:
+            found = find_spec(module)
+        except (ImportError, ValueError):
+            found = None
+        if found is None or not found.origin:
+            return GENERIC_RUNNER
+        directory = Path(found.origin).resolve().parent
+        for _part in module.split(".")[1:]:
+            directory = directory.parent
+        path = str(directory)
+    elif not any(e.name == base for e in entry_points(group="conformance.backends")):
+        return GENERIC_RUNNER
+    adapter: dict[str, Any] = {"target": base, "path": path} if colon else {"name": base, "group": "conformance.backends"}
+    adapter["options"] = {k.strip(): v.strip() for k, v in options.items()}
+    return ADAPTER_RUNNER.format(adapter=adapter, find=FIND_BY_PATH if colon else FIND_BY_ENTRY_POINT)
 
 
 def _repro_header(about: list[str], source: str | None, needs_bfloat16: bool) -> list[str]:
@@ -199,15 +250,18 @@ def _model_code(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[s
     nodes = []
     for node in model.graph.node:
         attributes = {a.name: _attribute_value(helper.get_attribute_value(a)) for a in node.attribute}
+        shown = _finite_repr(attributes)  # an activation's bound may be infinite: float('inf') reads back
         nodes.append(f"    helper.make_node({node.op_type!r}, {list(node.input)!r}, {list(node.output)!r}, "
-                     f"domain={node.domain!r}, **{attributes!r}),")
+                     f"domain={node.domain!r}, **{shown}),")
 
     def value_info(v: onnx.ValueInfoProto, shape: list[int] | None) -> str:
         return (f"helper.make_tensor_value_info({v.name!r}, TensorProto."
                 f"{onnx.TensorProto.DataType.Name(v.type.tensor_type.elem_type)}, {shape!r})")
 
     graph_inputs = ", ".join(value_info(v, list(inputs[v.name].shape)) for v in model.graph.input)
-    graph_outputs = ", ".join(value_info(v, None) for v in model.graph.output)
+    # the outputs' shapes as the item declares them (symbolic dims): onnx.checker's full check wants one
+    graph_outputs = ", ".join(value_info(v, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim])
+                              for v in model.graph.output)
     imports = ", ".join(f"helper.make_opsetid({o.domain!r}, {o.version})" for o in model.opset_import)
     lines = ["graph = helper.make_graph([", *nodes, f"], 'repro', [{graph_inputs}], [{graph_outputs}])",
              f"model = helper.make_model(graph, opset_imports=[{imports}], ir_version={model.ir_version})", ""]
@@ -254,6 +308,17 @@ def _attribute_value(value: Any) -> Any:
     if isinstance(value, list):
         return [_attribute_value(v) for v in value]
     return value
+
+
+def _finite_repr(value: Any) -> str:
+    """``repr(value)`` that Python reads back where it holds an infinite or NaN float."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return f"float({repr(value)!r})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_finite_repr(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_finite_repr(v) for v in value) + "]"
+    return repr(value)
 
 
 def _array_code(array: np.ndarray) -> str:

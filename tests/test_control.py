@@ -1,0 +1,122 @@
+"""A refusal means something only against a control: an item refused by a backend that refuses its
+valid twin too (a minimal valid model of the same operator version, element type and rank) is
+`unsupported`, with both refusals; never an error, never the pass of a must-reject item, never the
+`refused` reading of an open question. Where the backend runs the twin, a refusal is judged as
+ever."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.backends import load_backend
+from conformance.expand.items import valid_twin
+from conformance.judge.control import twin_of
+from conformance.judge.verdict import evaluate
+from conformance.outcomes import Outcome
+from tests.bundled import bundled_items, bundled_registry
+
+
+@pytest.fixture(scope="module")
+def items():
+    return bundled_items()
+
+
+def pick(items, predicate):
+    return next(i for i in items if predicate(i))
+
+
+def test_every_bundled_item_has_a_valid_twin_of_its_operator_version_and_rank(items):
+    """Valid by the oracle's word: the reference runs each (twin_of checks it)."""
+    for item in items[::7]:
+        twin = twin_of(item, 0)
+        assert twin is not None and twin.signature == item.signature, item.id
+        assert not twin.case.reject and len(twin.inputs[0].shape) in (max(len(item.inputs[0].shape), 3), 4)  # rank: see twin_of
+        twin.model  # onnx.checker passes: it is valid
+        if not item.case.reject:
+            assert twin.dtype == item.dtype and [o.name for o in twin.outputs] == [o.name for o in item.outputs]
+
+
+def test_a_must_reject_item_refused_with_its_valid_twin_is_unsupported(items):
+    item = pick(items, lambda i: i.case.reject and i.version == 22 and i.case.op == "MaxPool" and not i.case.ambiguity)
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesOpset22"), 0, bundled_registry())
+    assert verdict.outcome is Outcome.UNSUPPORTED and verdict.control == valid_twin(item).id
+    assert "Opset 22 is under development" in verdict.message and "valid twin" in verdict.details
+
+
+def test_a_must_reject_item_refused_where_the_twin_runs_passes(items):
+    item = pick(items, lambda i: i.case.reject and i.version == 12 and i.case.op == "MaxPool" and not i.case.ambiguity)
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesOpset22"), 0, bundled_registry())
+    if verdict.outcome is not Outcome.PASS:  # the reference behind it runs it: the item's own refusal decides
+        assert verdict.outcome is Outcome.FAIL and "accepted an invalid model" in verdict.message
+
+
+def test_a_valid_item_refused_with_its_twin_is_unsupported_not_an_error(items):
+    item = pick(items, lambda i: not i.case.reject and i.version == 22 and i.expectation == "literal")
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesOpset22"), 0, bundled_registry())
+    assert verdict.outcome is Outcome.UNSUPPORTED and verdict.control
+
+
+def test_an_open_question_s_refused_reading_needs_the_twin_to_run(items):
+    registry = bundled_registry()
+    item = pick(items, lambda i: i.version == 22 and not i.case.reject and i.case.ambiguity is not None
+                and "rejected" in registry[i.case.ambiguity.id].interpretations)
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesOpset22"), 0, registry)
+    assert verdict.outcome is Outcome.UNSUPPORTED and verdict.reading is None
+
+
+def test_a_rank_without_kernels_is_unsupported_at_that_rank_alone(items):
+    backend = load_backend("tests.faulty_backends:RefusesFourSpatialAxes")
+    deep = pick(items, lambda i: not i.case.reject and i.case.op == "MaxPool" and len(i.inputs[0].shape) >= 6)
+    assert evaluate(deep, backend, 0, bundled_registry()).outcome is Outcome.UNSUPPORTED
+    shallow = pick(items, lambda i: not i.case.reject and i.case.op == "MaxPool" and len(i.inputs[0].shape) == 4
+                   and i.case.domain == "ai.onnx" and not i.case.ambiguity)
+    assert evaluate(shallow, backend, 0, bundled_registry()).outcome in (Outcome.PASS, Outcome.DIVERGENT)
+
+
+def test_a_refusal_where_the_twin_runs_stays_an_error(items):
+    """A backend that refuses one kind of valid model but runs the twin: its refusal is the error it is."""
+    item = pick(items, lambda i: not i.case.reject and i.case.op == "MaxPool" and i.case.domain == "ai.onnx"
+                and "pads" in i.case.attributes and not i.case.ambiguity and i.expectation == "literal")
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesPads"), 0, bundled_registry())
+    assert verdict.outcome is Outcome.ERROR and "pads are not implemented" in verdict.message and not verdict.control
+
+
+def test_a_backend_that_refuses_everything_is_unsupported_everywhere_and_says_what_it_refused(items):
+    class RefusesEverything:
+        name, version = "refuses-everything", "0"
+
+        def details(self):
+            return {}
+
+        def run(self, model, inputs):
+            raise RuntimeError("no kernels at all")
+
+    backend = RefusesEverything()
+    chosen = [i for i in items if i.version == 12 and i.case.op == "MaxPool" and i.case.domain == "ai.onnx"][:40]
+    verdicts = [evaluate(i, backend, 0, bundled_registry()) for i in chosen]
+    assert {v.outcome for v in verdicts} == {Outcome.UNSUPPORTED}
+    assert all(v.control and "no kernels at all" in v.message for v in verdicts)
+
+
+def _record(item_id, outcome, **extra):
+    return {"backend": "b", "id": item_id, "op": "MaxPool", "version": 22, "outcome": outcome, "message": "m", **extra}
+
+
+def test_compare_calls_an_item_that_runs_now_newly_supported_never_a_regression_or_a_fix():
+    from conformance.report.compare_runs import compare_runs
+
+    old = {"items": [_record("a", "unsupported"), _record("b", "unsupported"), _record("c", "pass")]}
+    new = {"items": [_record("a", "fail"), _record("b", "pass"), _record("c", "unsupported")]}
+    result = compare_runs(old, new)
+    assert [c.id for c in result.newly_supported] == ["a", "b"]
+    assert [c.id for c in result.regressions] == ["c"] and not result.fixes  # support lost is a regression
+
+
+def test_the_report_says_what_a_backend_cannot_run_from_the_twins_it_refused():
+    from conformance.report.results import cannot_run_lines
+
+    items = [_record("x", "unsupported", control="MaxPool-22/valid_twin/rank4-X-Y[float32]"),
+             _record("y", "unsupported", control="MaxPool-22/valid_twin/rank4-X-Y[float16]"),
+             _record("z", "unsupported", control="MaxPool-12/valid_twin/rank4-X-Y[float32]")]
+    assert cannot_run_lines(items) == ["b: MaxPool-12 at rank 4 (float32): 1 item unsupported",
+                                      "b: MaxPool-22 at rank 4 (float16, float32): 2 items unsupported"]
