@@ -122,10 +122,10 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
             left = _unexplained(item, written, [expected, *candidates], actual)
             if left is not None:
-                undefined = _undefined_values(item, written, registry, found, actual, left,
-                                              lambda: run_on_copies(backend, oracle.model, inputs), details, mismatches)
-                if undefined is not None:
-                    return undefined
+                recorded = _undefined_values(item, written, registry, found, actual, left,
+                                             lambda: run_on_copies(backend, oracle.model, inputs), details, mismatches)
+                if recorded is not None:
+                    return recorded
                 return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
                                ambiguities, mismatches)
             reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
