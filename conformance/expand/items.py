@@ -402,6 +402,15 @@ def _port_order(names: list[str], ports: tuple) -> list[str]:
     return ordered
 
 
+def _declared(port: ItemInput, how: str) -> Any:
+    """The shape the graph declares for an input (see Case.input_shapes)."""
+    if how == "absent":
+        return None
+    if how == "symbolic":
+        return [f"{port.name}_{d}" for d in range(len(port.shape))]
+    return port.shape
+
+
 def build_model(item: Item) -> onnx.ModelProto:
     case = item.case
     rank = len(item.inputs[0].shape)
@@ -427,7 +436,7 @@ def build_model(item: Item) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         f"{case.op}_{case.name}",
-        [helper.make_tensor_value_info(i.name, i.dtype.onnx, i.shape) for i in item.inputs],
+        [helper.make_tensor_value_info(i.name, i.dtype.onnx, _declared(i, case.input_shapes)) for i in item.inputs],
         # Output dims stay symbolic: the expectation, not onnx's shape inference, decides them.
         [helper.make_tensor_value_info(o.name, o.dtype.onnx, [f"{o.name}_{d}" for d in range(rank)])
          for o in item.outputs],

@@ -282,6 +282,10 @@ class Case:
     erratum: dict | None
     upstream: Upstream | None = None
     derived_from: str | None = None  # file:line of the case this one runs for another operator
+    # How the model declares its inputs' shapes: "declared" (every dimension), "symbolic" (a named
+    # parameter for each dimension: the rank is known, the sizes are not), "absent" (no shape), so
+    # that a runtime's run-time checks are reached, not only the shape inference it does at load
+    input_shapes: str = "declared"
 
 
     @property
@@ -398,6 +402,7 @@ def build_case(source: Source, path: FieldPath, case_name: str, raw: dict, opera
         dtypes=raw.get("dtypes"), attributes=raw.get("attributes", {}), inputs=inputs,
         outputs=outputs, reject=raw.get("reject"), ambiguity=ambiguity,
         expected_reading=expected_reading, erratum=raw.get("erratum"), upstream=upstream,
+        input_shapes=raw.get("input_shapes", "declared"),
     )
 
 
