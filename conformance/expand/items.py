@@ -404,8 +404,6 @@ def _port_order(names: list[str], ports: tuple) -> list[str]:
 
 def _declared(port: ItemInput, how: str) -> Any:
     """The shape the graph declares for an input (see Case.input_shapes)."""
-    if how == "absent":
-        return None
     if how == "symbolic":
         return [f"{port.name}_{d}" for d in range(len(port.shape))]
     return port.shape

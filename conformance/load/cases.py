@@ -282,9 +282,9 @@ class Case:
     erratum: dict | None
     upstream: Upstream | None = None
     derived_from: str | None = None  # file:line of the case this one runs for another operator
-    # How the model declares its inputs' shapes: "declared" (every dimension), "symbolic" (a named
-    # parameter for each dimension: the rank is known, the sizes are not), "absent" (no shape), so
-    # that a runtime's run-time checks are reached, not only the shape inference it does at load
+    # How the model declares its inputs' shapes: "declared" (every dimension) or "symbolic" (a named
+    # parameter for each dimension: the rank is known, the sizes are not; onnx.checker requires a
+    # shape), so that a runtime's run-time checks are reached, not only its load-time shape inference
     input_shapes: str = "declared"
 
 
