@@ -25,6 +25,7 @@ from .export import export
 from .fuzz import command as fuzz_command
 from . import repro
 from .judge import lock
+from .judge.expectations import file_names
 from .load.cases import CaseError, bundled_case_dir, escaped
 from .report.compare_runs import compare_runs, render_comparison
 from .report.expectations_draft import draft_expectations
@@ -68,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     drafted.add_argument("results", type=Path)
     drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
     drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
+    drafted.add_argument("--into", type=Path, metavar="DIR",
+                         help="write DIR/<name>.yaml, the file a run with --expectations DIR reads for this backend "
+                              "(a module:Class backend's is its class name)")
 
     _add_lock_command(commands)
     covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
@@ -97,7 +101,7 @@ class OutputError(ValueError):
 def _check_outputs(args: argparse.Namespace) -> None:
     """Every path a command will write, checked before any work: a directory where a file goes,
     a file where a directory goes, a parent that cannot be made or written."""
-    directories = {"report": ["output"], "export": ["target"], "fuzz": ["out", "report"]}
+    directories = {"report": ["output"], "export": ["target"], "fuzz": ["out", "report"], "expectations": ["into"]}
     files = {"compare": ["markdown"], "registry": ["output"], "expectations": ["output"]}
     for names, directory in ((directories, True), (files, False)):
         for name in names.get(args.command, []):
@@ -132,7 +136,7 @@ def _command(args: argparse.Namespace) -> int:
         sys.stdout.write(render_coverage(args.cases) + "\n" + render_axes(args.cases))
         return 0
     if args.command == "expectations":
-        return _draft(args.results, args.backend, args.output)
+        return _draft(args.results, args.backend, args.output, args.into)
     if args.command == "export":
         try:
             counts, errors = export(args.cases, args.target, args.seed)
@@ -202,7 +206,7 @@ def _backends(names_only: bool) -> int:
     return 0
 
 
-def _draft(results: Path, backend: str | None, output: Path | None) -> int:
+def _draft(results: Path, backend: str | None, output: Path | None, into: Path | None = None) -> int:
     document = load([results])
     names = [b["name"] for b in document["environment"]["backends"]]
     if backend is None and len(names) != 1:
@@ -213,6 +217,8 @@ def _draft(results: Path, backend: str | None, output: Path | None) -> int:
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
+    if into is not None:  # the name the run looks for: its backend's, a module:Class backend's class
+        output = into / f"{file_names(backend or names[0])[0]}.yaml"
     if output:
         write_atomically(output, text)
         print(f"wrote {output}: review each reason before you commit it")

@@ -52,3 +52,28 @@ def test_a_flaky_listing_takes_the_crash_as_xfail_and_a_pass_as_no_xpass(tmp_pat
     assert done.returncode == 0 and record["outcome"] == "xfail", done.stdout
     done, record = run(tmp_path, "tests.faulty_backends:CrashesOnTheFirstItemOnly", f"--expectations={listed}")
     assert done.returncode == 0 and record["outcome"] == "pass", done.stdout  # the marker is there: no crash now
+
+
+def test_a_drafted_expectations_file_goes_where_the_run_finds_it(tmp_path, capsys):
+    """`conformance expectations --into DIR` names the file as a run with --expectations DIR looks for
+    it: for a module:Class backend, its class name."""
+    from conformance.cli import main
+    from conformance.judge.expectations import load_expectations
+
+    done, record = run(tmp_path, "tests.faulty_backends:Segfaults")
+    assert record["outcome"] == "crash"
+    assert main(["expectations", str(tmp_path / "out" / "results.json"), "--into", str(tmp_path / "listed")]) == 0
+    assert (tmp_path / "listed" / "Segfaults.yaml").is_file()
+    found = load_expectations(tmp_path / "listed", "Segfaults", "tests.faulty_backends:Segfaults")
+    assert found is not None and found.find(record["id"]) is not None
+
+
+def test_an_entry_whose_items_are_all_unsupported_now_is_stale():
+    from conformance.judge.expectations import Expectations
+
+    def record(outcome, where):
+        return {"outcome": outcome, "expectation": {"where": where, "match": f"m{where}"}}
+
+    records = [record("unsupported", "f:1"), record("unsupported", "f:1"), record("unsupported", "f:2"),
+               record("xfail", "f:2"), record("xfail", "f:3")]
+    assert Expectations.unsupported_entries(records) == {"f:1": "mf:1"}
