@@ -3,7 +3,6 @@ hooks that keep them (results as items report, a lost worker's item as a crash, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shlex
@@ -25,6 +24,7 @@ from ..judge.lock import Lock, lock_path
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
 from ..load.limits import ReadRefused, parse_limits, read_regular
 from ..outcomes import Outcome
+from ..report.scripts import adapter_directory
 from ..report.writer import ReportDirectory, ReportError, Results, environment, item_record, write_reports
 from .options import DEFAULT_SEED
 
@@ -59,25 +59,6 @@ def name_part_of(expression: str) -> str | None:
 
 
 MAX_ID_FILE_BYTES = 16 << 20
-
-
-def adapter_directory(spec: str) -> str | None:
-    """The directory a ``package.module:Class`` backend was imported from (the repro line puts it
-    on the path, so that it runs from anywhere); None for a registered backend."""
-    module_name, colon, _ = spec.partition("[")[0].partition(":")
-    if not colon:
-        return None
-    try:
-        found = importlib.util.find_spec(module_name)
-    except (ImportError, ValueError):
-        found = None
-    file = found.origin if found is not None else None
-    if not file or not Path(file).is_file():
-        return None
-    directory = Path(file).resolve().parent
-    for _ in module_name.split(".")[1:]:
-        directory = directory.parent
-    return str(directory)
 
 
 def shard_of(text: str | None) -> tuple[int, int] | None:

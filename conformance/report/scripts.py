@@ -205,28 +205,39 @@ def standalone_script(item: Item, inputs: dict[str, np.ndarray], backend: str, r
     return "\n".join(lines) + "\n"
 
 
+def adapter_directory(spec: str) -> str | None:
+    """The directory a ``package.module:Class`` backend is imported from (repro lines and scripts
+    put it on the path, so that they run from anywhere); None for a registered name, or where the
+    module cannot be found here."""
+    from importlib.util import find_spec
+
+    module, colon, _ = spec.partition("[")[0].partition(":")
+    if not colon:
+        return None
+    try:
+        found = find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None or not found.origin or not Path(found.origin).is_file():
+        return None
+    directory = Path(found.origin).resolve().parent
+    for _part in module.split(".")[1:]:
+        directory = directory.parent
+    return str(directory)
+
+
 def _adapter_runner(spec: str) -> str:
     """The runner that imports ``spec``'s adapter (a ``module:Class``, or a registered name the
     scripts have no runner of their own for); the stub only where neither can be found here."""
     from importlib.metadata import entry_points
-    from importlib.util import find_spec
 
     base, _, inside = spec.partition("[")
     options = dict(pair.partition("=")[::2] for pair in inside.rstrip("]").split(",") if "=" in pair)
-    module, colon, _ = base.partition(":")
-    path = None
-    if colon:
-        try:
-            found = find_spec(module)
-        except (ImportError, ValueError):
-            found = None
-        if found is None or not found.origin:
-            return GENERIC_RUNNER
-        directory = Path(found.origin).resolve().parent
-        for _part in module.split(".")[1:]:
-            directory = directory.parent
-        path = str(directory)
-    elif not any(e.name == base for e in entry_points(group="conformance.backends")):
+    colon = ":" in base
+    path = adapter_directory(spec) if colon else None
+    if colon and path is None:
+        return GENERIC_RUNNER
+    if not colon and not any(e.name == base for e in entry_points(group="conformance.backends")):
         return GENERIC_RUNNER
     adapter: dict[str, Any] = {"target": base, "path": path} if colon else {"name": base, "group": "conformance.backends"}
     adapter["options"] = {k.strip(): v.strip() for k, v in options.items()}
