@@ -12,6 +12,12 @@ import numpy as np
 from reference_backend import ReferenceBackend
 
 
+def is_valid_twin(model) -> bool:
+    """Whether ``model`` is an item's valid twin (its graph is named after the twin's case,
+    conformance.expand.items.valid_twin), the control a refusal is judged against."""
+    return "_valid_twin/" in model.graph.name
+
+
 class Faulty:
     """Each is named after its class, so that several can run side by side in one report. Each
     runs the items' valid twins correctly (conformance.expand.items.valid_twin: the control a
@@ -26,7 +32,7 @@ class Faulty:
         run = cls.__dict__.get("run")
         if run is not None and not cls.faulty_twins:
             def run_twins_correctly(self, model, inputs, run=run):
-                if "_valid_twin/" in model.graph.name:
+                if is_valid_twin(model):
                     return self.correct(model, inputs)
                 return run(self, model, inputs)
             cls.run = run_twins_correctly

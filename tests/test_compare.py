@@ -14,6 +14,7 @@ from conformance.expand.items import expand
 from conformance.judge.verdict import Outcome, compare, evaluate, expected_outputs, same_bits
 from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 from reference_backend import ReferenceBackend
+from tests.faulty_backends import is_valid_twin
 
 REGISTRY = load_registry(bundled_case_dir())
 
@@ -138,7 +139,7 @@ def reference(model, inputs):
 def raises(exception):
     """Raises on the item; runs its valid twin (the control a refusal is judged against) correctly."""
     def run(model, inputs):
-        if "_valid_twin/" in model.graph.name:
+        if is_valid_twin(model):
             return reference(model, inputs)
         raise exception
     return run
