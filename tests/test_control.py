@@ -46,8 +46,7 @@ def test_a_must_reject_item_refused_with_its_valid_twin_is_unsupported(items):
 def test_a_must_reject_item_refused_where_the_twin_runs_passes(items):
     item = pick(items, lambda i: i.case.reject and i.version == 12 and i.case.op == "MaxPool" and not i.case.ambiguity)
     verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesOpset22"), 0, bundled_registry())
-    if verdict.outcome is not Outcome.PASS:  # the reference behind it runs it: the item's own refusal decides
-        assert verdict.outcome is Outcome.FAIL and "accepted an invalid model" in verdict.message
+    assert verdict.outcome is Outcome.PASS and verdict.control is None  # refused, and its opset-12 twin runs
 
 
 def test_a_valid_item_refused_with_its_twin_is_unsupported_not_an_error(items):
@@ -120,3 +119,22 @@ def test_the_report_says_what_a_backend_cannot_run_from_the_twins_it_refused():
              _record("z", "unsupported", control="MaxPool-12/valid_twin/rank4-X-Y[float32]")]
     assert cannot_run_lines(items) == ["b: MaxPool-12 at rank 4 (float32): 1 item unsupported",
                                       "b: MaxPool-22 at rank 4 (float16, float32): 2 items unsupported"]
+
+
+def test_a_twin_answered_with_garbage_is_not_run_and_the_refusal_proves_nothing(items):
+    from tests.faulty_backends import is_valid_twin
+
+    class RefusesAndGarbles:
+        name, version = "garbles", "0"
+
+        def details(self):
+            return {}
+
+        def run(self, model, inputs):
+            if is_valid_twin(model):
+                return "not outputs"
+            raise RuntimeError("refused")
+
+    item = pick(items, lambda i: i.case.reject and i.version == 11 and i.case.op == "MaxPool" and not i.case.ambiguity)
+    verdict = evaluate(item, RefusesAndGarbles(), 0, bundled_registry())
+    assert verdict.outcome is Outcome.UNSUPPORTED and "returned garbage" in verdict.message

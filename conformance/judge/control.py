@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..backends import Backend, BackendGarbage, BackendLost, IsolationFailed
+from ..backends import Backend, IsolationFailed, malformed
 from ..expand.items import Item, valid_twin
 from .ambiguities import answer
 
@@ -42,8 +42,8 @@ def run_on_copies(backend: Backend, model: onnx.ModelProto, inputs: dict[str, np
 
 
 def refused_twin(item: Item, backend: Backend, seed: int) -> TwinRefused | None:
-    """How the backend refuses the item's valid twin, or None where it runs it (or answers it in
-    any other way: a crash or garbage is no refusal) or the item has none."""
+    """How the backend fails to run the item's valid twin (a refusal, a crash, a timeout, garbage),
+    or None where it runs it or the item has none."""
     twin = twin_of(item, seed)
     if twin is None:
         return None
@@ -67,12 +67,12 @@ def twin_of(item: Item, seed: int) -> Item | None:
 
 def _refusal(twin: Item, backend: Backend, seed: int) -> TwinRefused | None:
     try:
-        run_on_copies(backend, twin.model, twin.make_inputs(seed))
+        outputs = run_on_copies(backend, twin.model, twin.make_inputs(seed))
     except IsolationFailed:  # the suite's failure, not the backend's: the item says so itself
         return None
-    except (BackendLost, BackendGarbage):
-        return None
-    except Exception as e:  # noqa: BLE001 - any refusal, Unsupported included
+    except Exception as e:  # noqa: BLE001 - any refusal, Unsupported included; a crash, a timeout or
+        # garbage too: a backend that does not run its valid twin proves nothing by refusing the item
         text = str(e).strip()
         return TwinRefused(twin.id, f"{getattr(e, 'type_name', type(e).__name__)}: {text.splitlines()[0] if text else ''}")
-    return None
+    problem = malformed(outputs)
+    return None if problem is None else TwinRefused(twin.id, f"returned garbage: {problem}")
