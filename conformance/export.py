@@ -102,6 +102,8 @@ def _kind(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambigu
 def _has_ties(item: Item, x: np.ndarray) -> bool:
     """Whether some window of the MaxPool holds its maximum more than once."""
     axes = node_axes(item.case.domain, item.case.attributes, x.shape[2:])
+    if any(ax.out == 0 for ax in axes):  # no window at all (and a slice would wrap around)
+        return False
     padded = x.astype(np.float64)
     widths = [(0, 0), (0, 0)] + [(ax.pad_begin, ax.pad_end + ax.end_overhang) for ax in axes]
     padded = np.pad(padded, widths, constant_values=np.nan)  # padding never equals a maximum

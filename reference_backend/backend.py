@@ -19,7 +19,7 @@ from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
 from conformance.semantics import (AUTO_PADS, DEFAULT, OPENVINO_AUTO_PADS, Axis, GeometryError, Readings, nhwc_indices,
-                                   node_axes, openvino_reduced, unpool_shape)
+                                   node_axes, openvino_reduced, openvino_rounding_types, unpool_shape)
 
 from .maxpool import max_pool, without_element
 from .maxunpool import max_unpool
@@ -108,7 +108,8 @@ class ReferenceBackend(Backend):
                      output_shape: np.ndarray | None) -> tuple[int, ...]:
         """MaxUnpool's output shape: output_shape if given, else the default."""
         if output_shape is None:
-            return unpool_shape(x_shape, attributes["kernel_shape"], attributes.get("strides"), attributes.get("pads"))
+            return unpool_shape(x_shape, attributes["kernel_shape"], attributes.get("strides"), attributes.get("pads"),
+                                cls.readings)
         return tuple(int(d) for d in output_shape.reshape(-1))
 
     @classmethod
@@ -154,6 +155,7 @@ class _Node:
         domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
         self.domain = proto.domain or "ai.onnx"
         self.op = f"{domain + '.' if domain else ''}{proto.op_type}-{version}"
+        self.version = version
         self.backend = backend
         self.readings = backend.readings
         self.channels_last = backend.channels_last(self.domain, proto.op_type)
@@ -274,7 +276,7 @@ class _OpenVinoMaxPool(_Node):
                 raise InvalidModel(f"{op}: {name} of 0 or less, {list(attrs[name])}, move no window")
         if any(v < 0 for name in ("pads_begin", "pads_end") for v in attrs[name]):
             raise InvalidModel(f"{op}: pads start from 0")
-        for name, allowed in (("auto_pad", OPENVINO_AUTO_PADS), ("rounding_type", ("floor", "ceil")),
+        for name, allowed in (("auto_pad", OPENVINO_AUTO_PADS), ("rounding_type", openvino_rounding_types(self.version)),
                               ("index_element_type", tuple(_INDEX_TYPES))):
             if name in attrs and attrs[name] not in allowed:
                 raise InvalidModel(f"{op}: {name} {attrs[name]!r} is not one of {', '.join(allowed)}")

@@ -199,9 +199,11 @@ def naive_activation(y, low, high):
 
 def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=None, auto_pad="explicit",
                             rounding_type="floor", axis=0, index_element_type="i64"):
-    """OpenVINO MaxPool-1/-8 as its documents define it (001_..., 004_...), with the readings the
-    registry names: the formulas parenthesised as MaxPool-8 prints them, rounding_type applying to
-    valid as the examples show, same_* giving ceil(size / stride), no window dropped."""
+    """OpenVINO MaxPool-1/-8/-14 as its documents define it (001_..., 004_...; MaxPool-14's
+    pooling_shape_rules.rst), with the readings the registry names: the formulas parenthesised as
+    MaxPool-8 prints them, rounding_type applying to valid as the examples show, same_* giving
+    ceil(size / stride), no window dropped but under ceil_torch, which drops a last window that
+    would start in the end padding."""
     rank = len(kernel)
     dilations = dilations or [1] * rank
     spatial = x.shape[2:]
@@ -215,7 +217,9 @@ def naive_openvino_max_pool(x, kernel, strides, pads_begin, pads_end, dilations=
         else:
             begin, end = (pads_begin[i], pads_end[i]) if auto_pad == "explicit" else (0, 0)
             share = (spatial[i] + begin + end - effective) / strides[i]
-            out = (math.ceil(share) if rounding_type == "ceil" else math.floor(share)) + 1
+            out = (math.floor(share) if rounding_type == "floor" else math.ceil(share)) + 1
+            if rounding_type == "ceil_torch" and (out - 1) * strides[i] >= spatial[i] + begin:
+                out -= 1
         outs.append(out)
         begins.append(begin)
     y = np.zeros(list(x.shape[:2]) + outs, dtype=x.dtype)

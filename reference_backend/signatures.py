@@ -72,6 +72,8 @@ SIGNATURES["org.openvinotoolkit", "MaxPool"] = {
     1: Signature(_OPENVINO_1, _OPENVINO_TYPES, (1, 1), (1, 1)),
     8: Signature({**_OPENVINO_1, "axis": A.INT, "dilations": A.INTS, "index_element_type": A.STRING},
                  _OPENVINO_TYPES, (1, 1), (1, 2)),
+    14: Signature({**_OPENVINO_1, "axis": A.INT, "dilations": A.INTS, "index_element_type": A.STRING},
+                  _OPENVINO_TYPES, (1, 1), (1, 2)),
 }
 OPENVINO = ("org.openvinotoolkit", "MaxPool")
 

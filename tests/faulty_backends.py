@@ -524,3 +524,70 @@ class ChecksOnlyDeclaredShapes(Faulty):
             if declared:
                 raise
             return [np.zeros((1,), np.float32) for _ in model.graph.output]
+
+
+def truncated_output_sizes(attributes: dict, spatial_shape) -> list[int]:
+    """ai.onnx MaxPool's output sizes as C computes them with integer division, which truncates
+    towards zero: (span) / stride + 1 for floor, (span + stride - 1) / stride + 1 for ceil (less a last
+    window that would start past the input), VALID as the explicit formula with no pads. SAME's ceil(size / stride) never has a negative numerator."""
+    rank = len(attributes["kernel_shape"])
+    strides = attributes.get("strides") or [1] * rank
+    dilations = attributes.get("dilations") or [1] * rank
+    pads = attributes.get("pads") or [0] * (2 * rank)
+    auto_pad = attributes.get("auto_pad", "NOTSET")
+    sizes = []
+    for i, (size, k, s, d) in enumerate(zip(spatial_shape, attributes["kernel_shape"], strides, dilations)):
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            sizes.append(-(-size // s))
+            continue
+        span = size - ((k - 1) * d + 1) + (pads[i] + pads[i + rank] if auto_pad != "VALID" else 0)
+        ceil = attributes.get("ceil_mode", 0) and auto_pad != "VALID"
+        out = int((span + s - 1 if ceil else span) / s) + 1  # int(): C's truncation
+        if ceil and out > 0 and (out - 1) * s >= size + pads[i]:
+            out -= 1  # the last window may not start past the input, as in the documents' reading
+        sizes.append(out)
+    return sizes
+
+
+class DividesWithTruncation(Faulty):
+    """Computes ai.onnx MaxPool's output sizes with truncating integer division
+    (:func:`truncated_output_sizes`): where a numerator is negative and not a multiple of the
+    stride, it pools one window more than the printed floor or ceil, over the whole padded axis.
+    Right wherever its sizes agree with the documents'."""
+
+    def run(self, model, inputs):
+        node = model.graph.node[0]
+        if len(model.graph.node) != 1 or node.op_type != "MaxPool" or node.domain not in ("", "ai.onnx"):
+            return self.correct(model, inputs)
+        import onnx
+
+        attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        attributes = {k: v.decode() if isinstance(v, bytes) else v for k, v in attributes.items()}
+        x = inputs[model.graph.input[0].name]
+        try:
+            wanted = truncated_output_sizes(attributes, x.shape[2:])
+            expected = self.correct(model, inputs)[0].shape[2:]
+        except Exception:
+            return self.correct(model, inputs)
+        grown = [i for i, (w, e) in enumerate(zip(wanted, expected)) if w > e]
+        if not grown:
+            return self.correct(model, inputs)
+        # One window more on those axes: the explicit pads grown at the end until the span is 0.
+        rank = len(wanted)
+        if attributes.get("auto_pad", "NOTSET") == "VALID":
+            attributes["auto_pad"], attributes["pads"] = "NOTSET", [0] * (2 * rank)
+        pads = list(attributes.get("pads") or [0] * (2 * rank))
+        dilations = attributes.get("dilations") or [1] * rank
+        for i in grown:
+            extent = (attributes["kernel_shape"][i] - 1) * dilations[i] + 1
+            pads[i + rank] += extent - (x.shape[2 + i] + pads[i] + pads[i + rank])
+        attributes["pads"] = pads
+        changed = onnx.helper.make_node("MaxPool", list(node.input), list(node.output), **attributes)
+        mutated = onnx.ModelProto()
+        mutated.CopyFrom(model)
+        del mutated.graph.node[:]
+        mutated.graph.node.append(changed)
+        del mutated.graph.output[:]
+        mutated.graph.output.extend(onnx.helper.make_tensor_value_info(o.name, o.type.tensor_type.elem_type, None)
+                                    for o in model.graph.output)
+        return self.correct(mutated, inputs)

@@ -2,8 +2,9 @@
 default).
 
 ai.onnx items go through OpenVINO's ONNX frontend (``Core.read_model``). OpenVINO's own
-MaxPool (domain ``org.openvinotoolkit``, versions 1 and 8) is built natively with
-``openvino.opset1.max_pool`` / ``openvino.opset8.max_pool`` from the node's attributes. A model
+MaxPool (domain ``org.openvinotoolkit``, versions 1, 8 and 14) is built natively with
+``openvino.opset1.max_pool`` / ``opset8.max_pool`` / ``opset14.max_pool`` from the node's
+attributes (a release without opset14, before 2024.0, cannot run MaxPool-14). A model
 the frontend has no conversion for, or an operation the device cannot run, is ``unsupported``
 with OpenVINO's message; any other refusal stays an error. bfloat16 tensors cross the Python
 API as float16 arrays holding bfloat16 bits: they are reinterpreted, never converted.
@@ -50,7 +51,7 @@ class OpenVinoBackend:
 
     def details(self) -> dict[str, str]:
         return {"device": self.device, "build": self.ov.__version__,
-                "ai.onnx": "ONNX frontend (Core.read_model)", OPENVINO_DOMAIN: "opset1/opset8 max_pool"}
+                "ai.onnx": "ONNX frontend (Core.read_model)", OPENVINO_DOMAIN: "opset1/opset8/opset14 max_pool"}
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         try:
@@ -82,8 +83,8 @@ class OpenVinoBackend:
             return self.core.read_model(path)
 
     def _native(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]):
-        """OpenVINO's MaxPool-1 or -8 from the attributes of the node that names it, on an input
-        of the shape it is given."""
+        """OpenVINO's MaxPool-1, -8 or -14 from the attributes of the node that names it, on an
+        input of the shape it is given."""
         (node,) = model.graph.node
         (graph_input,) = model.graph.input
         version = next(o.version for o in model.opset_import if o.domain == OPENVINO_DOMAIN)
@@ -94,9 +95,12 @@ class OpenVinoBackend:
             known |= {"dilations", "index_element_type", "axis"}
         unknown = sorted(set(a) - known)
         if unknown:
-            raise ValueError(f"openvino MaxPool-{1 if version < 8 else 8} has no attribute {', '.join(unknown)}")
+            raise ValueError(f"openvino MaxPool-{version} has no attribute {', '.join(unknown)}")
         element_type = ELEMENT_TYPES[graph_input.type.tensor_type.elem_type]
-        opset = self.ov.opset8 if version >= 8 else self.ov.opset1
+        opset_name = "opset14" if version >= 14 else "opset8" if version >= 8 else "opset1"
+        opset = getattr(self.ov, opset_name, None)
+        if opset is None:
+            raise Unsupported(f"openvino {self.ov.__version__} has no {opset_name} (MaxPool-{version})")
         data = opset.parameter(list(inputs[graph_input.name].shape), getattr(self.ov.Type, element_type),
                                name=graph_input.name)
         common = dict(strides=a.get("strides"), pads_begin=a.get("pads_begin"), pads_end=a.get("pads_end"),

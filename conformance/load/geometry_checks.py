@@ -46,7 +46,7 @@ DIALECTS = {
     ("ai.onnx", "MaxUnpool"): Dialect("kernel_shape", ("pads",), False, {}),
     ("org.openvinotoolkit", "MaxPool"): Dialect(
         "kernel", ("pads_begin", "pads_end"), True,
-        {"auto_pad": ("explicit", "valid", "same_upper", "same_lower"), "rounding_type": ("floor", "ceil"),
+        {"auto_pad": ("explicit", "valid", "same_upper", "same_lower"), "rounding_type": ("floor", "ceil", "ceil_torch"),
          "index_element_type": ("i32", "i64")},
         zero_strides_open=True, auto_pad_default="explicit", ceil=("rounding_type", "ceil")),
 }

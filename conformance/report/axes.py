@@ -43,7 +43,7 @@ def geometry_of(item: Item) -> set[str]:
     found = {name for name, holds in (
         ("pads", any(pads) and a.get("auto_pad", "NOTSET") in ("NOTSET", "explicit")),
         ("auto_pad", a.get("auto_pad", "NOTSET") not in ("NOTSET", "explicit")),
-        ("ceil", a.get("ceil_mode") == 1 or a.get("rounding_type") == "ceil"),
+        ("ceil", a.get("ceil_mode") == 1 or a.get("rounding_type") in ("ceil", "ceil_torch")),
         ("dilation", any(d > 1 for d in a.get("dilations", []))),
         ("stride", any(s > 1 for s in a.get("strides", [])))) if holds}
     return found

@@ -90,7 +90,7 @@ def selector_values(item: Item) -> dict[str, str]:
     dilations = list(a.get("dilations", [])) or [1]
     rank = len(shape) - 2
     outputs = {o.name for o in item.outputs}
-    ceil = a.get("ceil_mode", 0) == 1 or a.get("rounding_type") == "ceil"
+    ceil = a.get("ceil_mode", 0) == 1 or a.get("rounding_type") in ("ceil", "ceil_torch")
     return {
         "rank": f"{rank}d" if rank < 4 else "4d+",
         "indices": "input" if item.case.op == "MaxUnpool" else ("with" if "Indices" in outputs else "without"),

@@ -111,7 +111,7 @@ TRACT_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8
     a = {k: v.decode() if isinstance(v, bytes) else v for k, v in a.items()}
     x = feeds[model.graph.input[0].name]
     version = model.opset_import[0].version
-    opset = openvino.opset8 if version >= 8 else openvino.opset1
+    opset = openvino.opset14 if version >= 14 else openvino.opset8 if version >= 8 else openvino.opset1
     data = opset.parameter(list(x.shape), openvino.Type(x.dtype), name="X")
     common = dict(strides=a["strides"], pads_begin=a["pads_begin"], pads_end=a["pads_end"], kernel_shape=a["kernel"],
                   rounding_type=a.get("rounding_type", "floor"), auto_pad=a.get("auto_pad", "explicit"))

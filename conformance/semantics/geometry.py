@@ -10,6 +10,8 @@ result depends on ``readings`` (see :mod:`.readings`); by default:
 * a negative SAME pad total (stride larger than the kernel extent) is clamped to 0
   (``same-pad-negative``; its other readings split it with each integer-rounding convention);
 * SAME gives ceil(size / stride) outputs (``same-description-vs-formula``);
+* a formula that gives a negative output size makes the model invalid (``negative-output-size``);
+  a negative numerator is otherwise divided with floor or ceil as printed, never truncated;
 * ``auto_pad=""`` is not one of the four values the documents allow (``auto-pad-empty-string``).
 """
 
@@ -25,6 +27,11 @@ from .readings import DEFAULT, REJECTED, Readings
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 OPENVINO_AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower")
 OPENVINO_DOMAIN = "org.openvinotoolkit"
+
+
+def openvino_rounding_types(version: int) -> tuple[str, ...]:
+    """rounding_type's values: MaxPool-14 adds ceil_torch (max-pool-14.rst, "Rounding type")."""
+    return ("floor", "ceil", "ceil_torch") if version >= 14 else ("floor", "ceil")
 
 
 class GeometryError(ValueError):
@@ -122,10 +129,12 @@ def pool_axes(
             if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
                 out = _explicit_size(size + begin + end - extent, s, ceil_mode)
         if out < 0:
-            raise GeometryError(
-                f"spatial axis {i}: the kernel extent {extent} exceeds the padded input "
-                f"({size} + pads); the output size would be {out}"
-            )
+            if readings["negative-output-size"] == REJECTED:
+                raise GeometryError(
+                    f"spatial axis {i}: the kernel extent {extent} exceeds the padded input "
+                    f"({size} + pads); the output size would be {out}"
+                )
+            out = 0
         axes.append(Axis(size, k, s, d, begin, end, out))
     if readings["window-in-padding-only"] == REJECTED and has_empty_window(axes):
         raise GeometryError("a window holds padding only")
@@ -175,8 +184,10 @@ def unpool_shape(
     kernel_shape: Sequence[int],
     strides: Sequence[int] | None = None,
     pads: Sequence[int] | None = None,
+    readings: Readings = DEFAULT,
 ) -> tuple[int, ...]:
-    """The default MaxUnpool output shape: MaxPool's floor formula solved for the input size."""
+    """The default MaxUnpool output shape: MaxPool's floor formula solved for the input size
+    (``negative-output-size`` where it is negative, as for an X with an axis of size 0)."""
     rank = len(kernel_shape)
     if len(pooled_shape) != rank + 2:
         raise GeometryError(
@@ -190,7 +201,9 @@ def unpool_shape(
     for i in range(rank):
         size = (pooled_shape[i + 2] - 1) * strides[i] + kernel_shape[i] - pads[i] - pads[i + rank]
         if size < 0:
-            raise GeometryError(f"spatial axis {i}: the default output size would be {size}")
+            if readings["negative-output-size"] == REJECTED:
+                raise GeometryError(f"spatial axis {i}: the default output size would be {size}")
+            size = 0
         shape.append(size)
     return tuple(shape)
 
@@ -206,8 +219,9 @@ def openvino_axes(
     rounding_type: str = "floor",
     readings: Readings = DEFAULT,
 ) -> tuple[Axis, ...]:
-    """OpenVINO MaxPool-1 and -8 geometry (001_..., 004_... in ../shared/seeds), which differs from
-    ONNX's where the registry says so:
+    """OpenVINO MaxPool-1, -8 and -14 geometry (001_..., 004_... in ../shared/seeds; MaxPool-14 from
+    OpenVINO's max-pool-14.rst and pooling_shape_rules.rst), which differs from ONNX's where the
+    registry says so:
 
     * explicit: (size + pads - extent) / stride + 1, floored or ceiled, and no window is dropped,
       even one that starts in the end padding (``openvino-window-without-element``);
@@ -216,7 +230,12 @@ def openvino_axes(
     * same_upper / same_lower: by default ceil(size / stride) outputs, the pad total including
       dilation, the odd element at the end (upper) or the beginning (lower)
       (``openvino-same-output-size``);
-    * pads_begin and pads_end count only when auto_pad is explicit.
+    * pads_begin and pads_end count only when auto_pad is explicit;
+    * ceil_torch (MaxPool-14) rounds up as ceil does, then drops a last window that would start
+      in the end padding: "the last pooling operation within a dimension cannot start in the
+      padding area" (pooling_shape_rules.rst), after the pads that auto_pad gives;
+    * a kernel extent beyond the padded input is refused, as OpenVINO's shape inference does
+      (``openvino-kernel-exceeds-padded-input``).
     """
     rank = len(kernel)
     if len(spatial_shape) != rank:
@@ -242,14 +261,18 @@ def openvino_axes(
             if begin < 0 or end < 0:
                 raise GeometryError("pads_begin and pads_end must be non-negative")
             span = size + begin + end - extent
-            if span < 0:
+            if span < 0 and readings["openvino-kernel-exceeds-padded-input"] == REJECTED:
                 raise GeometryError(f"spatial axis {i}: the kernel extent {extent} exceeds the padded input")
-            out = _explicit_size(span, s, rounding_type == "ceil")
+            out = _explicit_size(span, s, rounding_type != "floor")
             if auto_pad == "valid" and readings["openvino-valid-ceil"] == "valid-formula":
                 out = -(-(size - extent + 1) // s)
             if readings["openvino-1-formula-parentheses"] == "as-printed":  # only the kernel divided
                 value = size + begin + end - Fraction(k, s)
                 out = (ceil(value) if rounding_type == "ceil" else floor(value)) + 1
+            if out < 0:
+                raise GeometryError(f"spatial axis {i}: the output size would be {out}")
+        if rounding_type == "ceil_torch" and out > 0 and (out - 1) * s >= size + begin:
+            out -= 1  # MaxPool-14: the last window may not start in the end padding, as in PyTorch
         axes.append(Axis(size, k, s, d, begin, end, out))
     return tuple(axes)
 
@@ -262,7 +285,7 @@ def _openvino_same(size: int, stride: int, extent: int, upper: bool, rounding_ty
     out = -(-size // stride)
     begin, end, out = _split(out, max(0, (out - 1) * stride + extent - size), upper)
     if reading == "rounding-after-same-pads":  # the explicit formula over the SAME pads
-        out = _explicit_size(size + begin + end - extent, stride, rounding_type == "ceil")
+        out = _explicit_size(size + begin + end - extent, stride, rounding_type != "floor")
     return begin, end, out
 
 

@@ -35,6 +35,8 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
     "openvino-same-output-size": ("ceil-division", "input-size", "rounding-after-same-pads"),
     "openvino-window-without-element": ("minus-infinity-no-index", "lowest-finite-plane-start"),
     "openvino-zero-stride-or-dilation": ("rejected", "allowed"),
+    "negative-output-size": ("rejected", "empty-axis"),
+    "openvino-kernel-exceeds-padded-input": ("rejected", "formula"),
 }
 
 REJECTED = "rejected"  # a reading under which the model is invalid: refusing it is an answer
