@@ -58,6 +58,8 @@ def records(backend: MutantBackend, selected: list) -> list[dict]:
         record.update(backend=backend.name, outcome=verdict.outcome.value, message=verdict.message)
         if verdict.mismatches:
             record["diff"] = [m.as_json() for m in verdict.mismatches]
+        if verdict.diagnosis:
+            record["diagnosis"] = verdict.diagnosis
         found.append(record)
     return found
 

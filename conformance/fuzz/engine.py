@@ -17,6 +17,7 @@ import contextlib
 import math
 import re
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -51,6 +52,11 @@ class Signature:
     indices: bool
 
     def describe(self) -> str:
+        if self.kind.startswith(DIAGNOSED):
+            from ..judge.diagnosis import titles
+
+            name = self.kind.removeprefix(DIAGNOSED)
+            return f"{self.op}: {self.outcome}, reproduced exactly by a defect model: {titles([name])[0]} ({name})"
         return f"{self.op} [{self.dtype}{', with Indices' if self.indices else ''}]: {self.outcome}, {self.kind}"
 
     def slug(self) -> str:
@@ -141,6 +147,9 @@ def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signat
         kind = "refuses a valid model: " + _normalized(verdict.message)
     elif verdict.outcome is not Outcome.FAIL:
         kind = verdict.outcome.value
+    elif verdict.diagnosis:  # one defect model explains it: one cluster, whatever the type or outputs
+        return Signature(item.id.split("/")[0].rpartition("-")[0], verdict.outcome.value,
+                         f"{DIAGNOSED}{min(verdict.diagnosis, key=_model_order)}", "", False)
     else:
         first = verdict.mismatches[0]
         kind = f"{first.output} {'form' if first.of_form else 'values'}"
@@ -149,6 +158,42 @@ def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signat
         elif first.shown and "expected" in first.shown[0]:
             kind += ": " + _value_classes(first.shown[0])
     return Signature(item.id.split("/")[0].rpartition("-")[0], verdict.outcome.value, kind, item.dtype, indices)
+
+
+DIAGNOSED = "diagnosed: "
+
+
+def _model_order(name: str) -> tuple[int, str]:
+    """Single models before readings and pairs, in the library's order: the same choice for every
+    configuration one bug hits."""
+    from ..judge.defects import DEFECTS
+
+    order = {d.name: i for i, d in enumerate(DEFECTS)}
+    return (order.get(name, len(order)), name)
+
+
+def merged_by_diagnosis(clusters: list[Cluster]) -> list[Cluster]:
+    """Diagnosed clusters that one defect model explains (their examples' diagnoses share a model,
+    across operators) merge into one, and so do refusals and crashes with one diagnostic across
+    element types: the first found stands for them, with their hits summed."""
+    groups: list[tuple[set[str], list[Cluster]]] = []
+    kept = []
+    for cluster in sorted(clusters, key=lambda c: c.found_after):
+        names = set(cluster.verdict.diagnosis) if cluster.signature.kind.startswith(DIAGNOSED) else set()
+        if not names and cluster.signature.outcome != Outcome.FAIL.value:  # one diagnostic, whatever the type
+            s = cluster.signature
+            names = {f"{s.op}\0{s.outcome}\0{s.kind}"}
+        if not names:
+            kept.append(cluster)
+            continue
+        joined = [g for g in groups if g[0] & names]
+        for g in joined:
+            groups.remove(g)
+        groups.append((names.union(*(g[0] for g in joined)), [c for g in joined for c in g[1]] + [cluster]))
+    for _, members in groups:
+        first = min(members, key=lambda c: c.found_after)
+        kept.append(dataclasses.replace(first, hits=sum(c.hits for c in members)))
+    return kept
 
 
 def _normalized(message: str) -> str:
@@ -258,8 +303,8 @@ class Fuzzer:
 
     def _publish(self, checkpoint: bool = True) -> None:
         """The clusters so far into the run, and the run to the checkpoint."""
-        self.run.clusters = sorted(self.found.values(), key=lambda c: (c.signature.op, c.signature.kind,
-                                                                        c.signature.dtype))
+        self.run.clusters = sorted(merged_by_diagnosis(list(self.found.values())), key=lambda c: (
+            not c.signature.kind.startswith(DIAGNOSED), c.signature.op, c.signature.kind, c.signature.dtype))
         self.run.seconds = time.monotonic() - self.started
         if checkpoint:
             self.checkpoint(self.run)

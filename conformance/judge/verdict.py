@@ -21,10 +21,11 @@ from ..backends import (Backend, BackendCrashed, BackendGarbage, BackendLost, Ba
 from ..expand.items import Item, ItemOutput, stored_shape
 from ..load.cases import Ambiguity, inert
 from ..outcomes import Outcome
-from ..semantics import OPENVINO_DOMAIN, from_storage_order, node_axes, openvino_bound
+from ..semantics import OPENVINO_DOMAIN, Readings, from_storage_order, node_axes, openvino_bound
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinRefused, refused_twin, run_on_copies
+from .diagnosis import diagnose
 from .oracle import SuiteError, consult, derive
 
 SHOWN_MISMATCHES = 8
@@ -65,6 +66,8 @@ class Verdict:
     readings: dict[str, list[str]] = field(default_factory=dict)
     control: str | None = None  # unsupported: the valid twin the backend refused too
     flaky: bool = False  # a crash that some rerun of the item did not meet (--conformance-rerun-crashes)
+    # fail: the defect models that reproduce the backend's outputs exactly (judge/diagnosis.py)
+    diagnosis: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         """What a backend said reaches terminals and reports inert: no escape sequence, no control."""
@@ -113,10 +116,19 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
 
     mismatches = compare(item, written, expected, actual)
     details = "\n".join(m.text() for m in mismatches)
+
+    def failed(message: str) -> Verdict:
+        """A fail, diagnosed by the defect models that reproduce these outputs exactly."""
+        def reproduces(outputs: Sequence[np.ndarray], got: Sequence[Any]) -> bool:
+            return _matches(item, written, outputs, got)
+        readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
+        return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches,
+                       diagnosis=diagnose(item, oracle.model, inputs, actual, reproduces, readings))
+
     # Some questions leave only values open: the documents still fix shapes and element types.
     form = [m for m in mismatches if m.of_form]
     if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
-        return Verdict(Outcome.FAIL, form[0].line(), details, ambiguities, mismatches)
+        return failed(form[0].line())
     if open_ones:
         reading, message, candidates, per_question = _observed_reading(item, written, registry, found, actual, mismatches)
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
@@ -126,13 +138,12 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
                                              lambda: run_on_copies(backend, oracle.model, inputs), details, mismatches)
                 if recorded is not None:
                     return recorded
-                return Verdict(Outcome.FAIL, _unexplained_line(item, left, expected, actual, found.ids), details,
-                               ambiguities, mismatches)
+                return failed(_unexplained_line(item, left, expected, actual, found.ids))
             reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
             per_question = {key: [reading] for key in per_question}
         return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading, per_question)
     if mismatches:
-        return Verdict(Outcome.FAIL, mismatches[0].line(), details, ambiguities, mismatches)
+        return failed(mismatches[0].line())
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
 
 

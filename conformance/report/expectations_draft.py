@@ -12,23 +12,31 @@ import yaml
 
 from ..judge.verdict import first_line
 from ..outcomes import BACKEND_FAILURES, Outcome
-from .results import shorten
+from ..judge.diagnosis import titles
+from .results import line_diagnoses, shorten
+
+DIAGNOSIS = "diagnosis:"
 
 
 def draft_expectations(document: dict[str, Any], backend: str) -> str:
-    """A first expectations file for ``backend`` from a run. Wrong items with the same outcome and
-    the same start of message (digits aside) share an entry, under the broadest globs that match no
+    """A first expectations file for ``backend`` from a run. Wrong items one defect model reproduces
+    share its entries, its title as their reason; other wrong items with the same outcome and the
+    same start of message (digits aside) share an entry, under the broadest globs that match no
     item the entry must not reach. The reasons are the run's messages: rewrite them as causes."""
     items = [r for r in document["items"] if r["backend"] == backend]
     if not items:
         raise ValueError(f"the run has no items of backend {backend!r}")
+    wrong_words = {o.value for o in BACKEND_FAILURES}
+    diagnosed = line_diagnoses([r for r in items if r["outcome"] in wrong_words])
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for record in items:
-        if record["outcome"] in {o.value for o in BACKEND_FAILURES}:
-            groups[record["outcome"], re.sub(r"\d+", "#", first_line(record["message"], "no message"))[:80]].append(record)
+    for record in items:  # one entry per diagnosis, else per outcome and start of message
+        if record["outcome"] in wrong_words:
+            name = diagnosed.get((backend, record["id"]))
+            key = f"{DIAGNOSIS}{name}" if name else re.sub(r"\d+", "#", first_line(record["message"], "no message"))[:80]
+            groups[record["outcome"], key].append(record)
     entries: list[dict[str, Any]] = []
     listed: set[str] = set()
-    for (outcome, _), wrong in groups.items():
+    for (outcome, key), wrong in groups.items():
         uncovered = dict.fromkeys(r["id"] for r in wrong)
         # A glob may reach the items of earlier entries (the first match wins) and those an
         # expectation leaves alone (unsupported, divergent).
@@ -46,12 +54,17 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
                     best, covered = glob, hits
             for item_id in covered:
                 del uncovered[item_id]
-            reason = shorten(first_line(first["message"], "no message"), 300)
+            if key.startswith(DIAGNOSIS):
+                name = key.removeprefix(DIAGNOSIS)
+                reason = f"{titles([name])[0]} (reproduced exactly by the defect model {name})"
+            else:
+                reason = shorten(first_line(first["message"], "no message"), 300)
             entries.append({"match": best, "outcome": outcome, "reason": reason})
     version = next(b["version"] for b in document["environment"]["backends"] if b["name"] == backend)
     draft = {"backend": backend, "tested_with": version, "entries": entries}
     header = (f"# Drafted by `conformance expectations` from the run of {document['started']}:\n"
-              "# the reasons are the run's messages; replace them with the causes.\n")
+              "# the reasons are the defect models that reproduce the items, else the run's messages;\n"
+              "# replace those with the causes.\n")
     return header + yaml.safe_dump(draft, sort_keys=False, width=100, allow_unicode=True)
 
 

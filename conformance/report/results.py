@@ -259,13 +259,30 @@ ACCEPTED = "accepted an invalid model"
 ELEMENT_TYPE_NAMES = re.compile(r"\b(u?int(8|16|32|64)|b?float(16|32|64)?|double|half|bool|[fiu](8|16|32|64)|bf16)\b")
 
 
-def cause_signature(record: Record) -> str:
-    """What differs structurally, the same for every item one root bug hits however its values,
+DIAGNOSED = "reproduced exactly by a defect model: "
+
+
+def diagnosed_signature(outcome: str, names: list[str]) -> str:
+    """A diagnosed line: its models' titles, each with its name (several where each reproduces
+    every item of the line: the items cannot tell them apart)."""
+    from ..judge.diagnosis import titles
+
+    return f"{outcome}: {DIAGNOSED}" + "; or ".join(f"{t} ({n})" for t, n in zip(titles(names), names))
+
+
+def cause_signature(record: Record, diagnosis: str | None = None) -> str:
+    """A diagnosed failure's cause is its defect model (``diagnosis``: the one of the record's
+    models its line is named after, by default its first), whatever outputs it touched.
+
+    Otherwise: what differs structurally, the same for every item one root bug hits however its values,
     signs and element types vary: the first output that differs and how (its values, its form, its
     indices), and for values whether every shown difference sits in a window over padding; for a
     refusal, a crash or an accepted invalid model, the message without numbers, element types,
     quotes or parenthesized details. Nothing in it names an open question: no item's difference
     depends on one where no reading gives it."""
+    names = record.get("diagnosis") or []
+    if names:
+        return diagnosed_signature(record["outcome"], [diagnosis if diagnosis is not None and diagnosis in names else names[0]])
     diffs = record.get("diff")
     if diffs:
         first = diffs[0]
@@ -342,8 +359,15 @@ class Cluster:
         return Counter(detail_signature(r) for r in self.records).most_common()
 
     @property
+    def diagnosed(self) -> bool:
+        return DIAGNOSED in self.signature
+
+    @property
     def smallest(self) -> Record:
-        return min(self.records, key=lambda r: (sum(math.prod(i["shape"]) for i in r.get("inputs", [])), len(r["id"])))
+        """The smallest item of the line's largest sub-group: an example of its majority."""
+        majority = self.details[0][0]
+        own = [r for r in self.records if detail_signature(r) == majority]
+        return min(own, key=lambda r: (sum(math.prod(i["shape"]) for i in r.get("inputs", [])), len(r["id"])))
 
     @property
     def op_versions(self) -> list[str]:
@@ -360,14 +384,32 @@ class Cluster:
         return {k: v for k, v in first.items() if all(r.get("attributes", {}).get(k) == v for r in self.records)}
 
 
+def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
+    """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
+    reproduce it, the one that reproduces most of its backend's records."""
+    reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
+    return {(r["backend"], r["id"]): max(r["diagnosis"], key=lambda n: (reach[r["backend"], n], -r["diagnosis"].index(n)))
+            for r in records if r.get("diagnosis")}
+
+
 def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
-    """Each backend's failing items clustered by cause signature, the largest cluster first."""
+    """Each backend's failing items clustered by cause: diagnosed items by defect model, the
+    others by cause signature; the diagnosed lines first, then the largest. An item that several
+    models reproduce joins the line of the one that reproduces most of the backend's items."""
+    failing = [r for r in items if r["outcome"] in FAILING_WORDS]
+    chosen = line_diagnoses(failing)
     grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
-    for r in items:
-        if r["outcome"] in FAILING_WORDS:
-            grouped[r["backend"], cause_signature(r)].append(r)
+    for r in failing:
+        grouped[r["backend"], cause_signature(r, chosen.get((r["backend"], r["id"])))].append(r)
+    for (backend, signature), records in list(grouped.items()):  # name every model that reproduces the whole line
+        if DIAGNOSED in signature:
+            line = chosen[backend, records[0]["id"]]
+            shared = [n for n in records[0]["diagnosis"] if n != line and all(n in r["diagnosis"] for r in records)]
+            if shared:
+                grouped[backend, diagnosed_signature(records[0]["outcome"], [line, *shared])] = grouped.pop((backend, signature))
     clusters: dict[str, list[Cluster]] = defaultdict(list)
-    for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
+    for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (
+            kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
         clusters[backend].append(Cluster(backend, signature, records))
     return dict(clusters)
 

@@ -1,0 +1,466 @@
+"""Defect models: named, documented ways a max-pooling implementation goes wrong, each a thin
+layer over the reference backend (a subclass that overrides one of its hooks: the windows, the
+pooling, its results, the unpooling). Run on an item, a model answers what a runtime with that
+one bug answers; ``diagnosis.py`` names the models that reproduce a failed item's outputs exactly.
+
+Each model cites where such a bug was seen: an upstream report, a runtime's known failures in
+``expectations/``, or the fuzz's and the mutation self-test's variants (tests/mutants.py runs every
+model here as a broken backend, and the suite must catch each).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import ml_dtypes
+import numpy as np
+
+from reference_backend import ReferenceBackend
+
+from ..semantics import OPENVINO_DOMAIN, Axis
+
+
+
+def base(cls: type[ReferenceBackend], hook: str) -> Callable:
+    """The reference's own ``hook`` bound to ``cls``, so that it follows ``cls.readings`` (a model
+    run under another reading of an open question: ``cls.configured(...)``)."""
+    return getattr(ReferenceBackend, hook).__func__.__get__(cls)
+NHWC_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a model's relevance is decided on, read from an item without running anything."""
+
+    op: str
+    domain: str
+    dtype: Any
+    attributes: dict
+    wants_indices: bool
+    output_shape_given: bool
+    pools_upstream: bool = False  # a MaxUnpool fed by a MaxPool in the same model (a round trip)
+
+    @property
+    def pools(self) -> bool:
+        return self.op in ("MaxPool", "NhwcMaxPool") or self.pools_upstream
+
+    @property
+    def onnx_pool(self) -> bool:
+        return self.pools and self.domain != OPENVINO_DOMAIN
+
+    def has(self, name: str, default: Any = None) -> bool:
+        """Whether ``name`` is set to other than ``default`` (absent counts as the default)."""
+        value = self.attributes.get(name, default)
+        return value is not None and value != default and value != []
+
+
+@dataclass(frozen=True)
+class DefectModel:
+    name: str
+    title: str  # what the runtime does wrong, as a report line names it
+    seen: str  # where such a bug was seen
+    backend: type[ReferenceBackend]
+    applies: Callable[[Facts], bool] = lambda facts: True  # False where the model cannot change an answer
+
+
+def variant(**hooks: Callable) -> type[ReferenceBackend]:
+    """The reference backend with some hooks replaced (each a function of cls and the hook's arguments)."""
+    return type("Defect", (ReferenceBackend,), {name: classmethod(hook) for name, hook in hooks.items()})
+
+
+def geometry(change: Callable[[dict], dict]) -> type[ReferenceBackend]:
+    """Rewrite an ai.onnx-style MaxPool's attributes before its windows are computed."""
+    def axes(cls, domain, attrs, spatial):
+        return base(cls, "axes")(domain, attrs if domain == OPENVINO_DOMAIN else change(dict(attrs)), spatial)
+    return variant(axes=axes)
+
+
+def axes_result(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the axes of an ai.onnx-style MaxPool: change(axes, auto_pad, ceil_mode)."""
+    def axes(cls, domain, attrs, spatial):
+        result = base(cls, "axes")(domain, attrs, spatial)
+        if domain == OPENVINO_DOMAIN:
+            return result
+        return tuple(change(result, attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0)))
+    return variant(axes=axes)
+
+
+def axes_from(sizes: Callable) -> type[ReferenceBackend]:
+    """Axes of an ai.onnx-style MaxPool whose output sizes come from ``sizes(attrs, spatial)``
+    (the windows keep their starts; a size beyond the documents' adds windows at the end)."""
+    def axes(cls, domain, attrs, spatial):
+        result = base(cls, "axes")(domain, attrs, spatial)
+        if domain == OPENVINO_DOMAIN:
+            return result
+        return tuple(dataclasses.replace(a, out=max(out, 0)) for a, out in zip(result, sizes(attrs, spatial)))
+    return variant(axes=axes)
+
+
+def pooled(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the pooling: change(x, axes, storage_order, pool) -> (y, indices), indices always
+    computed; ``pool(x, axes, storage_order)`` is the reference's."""
+    def pool(cls, x, axes, storage_order=0, with_indices=True):
+        def reference(x, axes, storage_order=0):
+            return base(cls, "pool")(x, axes, storage_order, True)
+        return change(x, axes, storage_order, reference)
+    return variant(pool=pool)
+
+
+def with_results(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the pooling's results: change(y, indices, x, axes) -> (y, indices)."""
+    def wrapped(x, axes, storage_order, pool):
+        y, indices = pool(x, axes, storage_order)
+        return change(y, indices, x, axes)
+    return pooled(wrapped)
+
+
+def unpooled(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the unpooling: change(x, indices, shape, default_shape, unpool), ``unpool`` the reference's."""
+    return variant(unpool=lambda cls, x, indices, shape, default_shape=None: change(
+        x, indices, shape, default_shape, base(cls, "unpool")))
+
+
+def through(dtype: Any, only: Any) -> type[ReferenceBackend]:
+    """X of element type ``only`` pooled in ``dtype`` (rounded or wrapped on the way) and cast back."""
+    def through_pool(x, axes, storage_order, pool):
+        if x.dtype != only:
+            return pool(x, axes, storage_order)
+        with np.errstate(over="ignore", invalid="ignore"):
+            narrowed = x.astype(dtype)
+        y, indices = pool(narrowed, axes, storage_order)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return y.astype(only), indices
+    return pooled(through_pool)
+
+
+def _split(total, upper):
+    small, large = total // 2, total - total // 2
+    return (small, large) if upper else (large, small)
+
+
+def _same_total_without_dilation(axes, auto_pad, ceil_mode):
+    if not auto_pad.startswith("SAME"):
+        return axes
+    changed = []
+    for a in axes:
+        total = (-(-a.size // a.stride) - 1) * a.stride + a.kernel - a.size
+        begin, end = _split(total, auto_pad == "SAME_UPPER")
+        out = (a.size + total - a.extent) // a.stride + 1
+        changed.append(Axis(a.size, a.kernel, a.stride, a.dilation, begin, end, max(out, 0)))
+    return changed
+
+
+def _valid_size_without_dilation(axes, auto_pad, ceil_mode):
+    if auto_pad != "VALID":
+        return axes
+    return [dataclasses.replace(a, out=max(0, -(-(a.size - a.kernel + 1) // a.stride))) for a in axes]
+
+
+def _drop_window_on_last_element(axes, auto_pad, ceil_mode):
+    if not ceil_mode or auto_pad != "NOTSET":
+        return axes
+    return [dataclasses.replace(a, out=a.out - 1) if a.out > 0 and (a.out - 1) * a.stride >= a.size + a.pad_begin - 1
+            else a for a in axes]
+
+
+def truncated_sizes(attrs: dict, spatial) -> list[int]:
+    """ai.onnx MaxPool's output sizes divided as C divides integers, truncating towards zero:
+    span / stride + 1 for floor, (span + stride - 1) / stride + 1 for ceil (less a last window that
+    would start past the input), VALID as the explicit formula without pads."""
+    rank = len(attrs["kernel_shape"])
+    strides = attrs.get("strides") or [1] * rank
+    dilations = attrs.get("dilations") or [1] * rank
+    pads = attrs.get("pads") or [0] * (2 * rank)
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    sizes = []
+    for i, (size, k, s, d) in enumerate(zip(spatial, attrs["kernel_shape"], strides, dilations)):
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            sizes.append(-(-size // s))
+            continue
+        span = size - ((k - 1) * d + 1) + (pads[i] + pads[i + rank] if auto_pad != "VALID" else 0)
+        ceil = attrs.get("ceil_mode", 0) and auto_pad != "VALID"
+        out = int((span + s - 1 if ceil else span) / s) + 1  # int(): C's truncation
+        if ceil and out > 0 and (out - 1) * s >= size + pads[i]:
+            out -= 1
+        sizes.append(out)
+    return sizes
+
+
+def _zero_padding(x, axes, storage_order, pool):
+    widths = [(0, 0), (0, 0)] + [(a.pad_begin, a.pad_end + a.end_overhang) for a in axes]
+    padded = np.pad(x, widths)
+    return pool(padded, tuple(Axis(s, a.kernel, a.stride, a.dilation, 0, 0, a.out)
+                                  for s, a in zip(padded.shape[2:], axes)), storage_order)
+
+
+def _window_touches_padding(axes, shape):
+    touches = np.zeros(shape[2:], dtype=bool)
+    for axis, a in enumerate(axes):
+        per_output = np.array([any(not 0 <= p < a.size for p in a.positions(o)) for o in range(a.out)], dtype=bool)
+        touches |= per_output.reshape([-1 if i == axis else 1 for i in range(len(axes))])
+    return np.broadcast_to(touches, shape)
+
+
+def _padding_wins_at_lowest(y, indices, x, axes):
+    lowest = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+    return y, np.where((y.astype(np.float64) == lowest) & _window_touches_padding(axes, y.shape), -1, indices)
+
+
+def _finfo(dtype):
+    return ml_dtypes.finfo(dtype) if dtype == ml_dtypes.bfloat16 else np.finfo(dtype)
+
+
+def _floor_at_lowest_finite(y, indices, x, axes):
+    if np.issubdtype(x.dtype, np.integer):
+        return y, indices
+    return np.maximum(y.astype(np.float64), float(_finfo(x.dtype).min)).astype(x.dtype), indices
+
+
+def _nan_resets_maximum(y, indices, x, axes):
+    """A running maximum m = maxps(m, v) over each window's elements in row-major order: x86's
+    maxps returns its second operand when either is NaN, so the element after a NaN replaces it."""
+    if not np.issubdtype(x.dtype, np.floating) and x.dtype != ml_dtypes.bfloat16:
+        return y, indices
+    taps = itertools.product(*(range(a.kernel) for a in axes))
+    outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
+    running = np.full(y.shape, np.nan)
+    started = np.zeros(y.shape, bool)
+    planes = x.astype(np.float64)
+    for tap in taps:
+        at = [o * a.stride - a.pad_begin + j * a.dilation for o, a, j in zip(outs, axes, tap)]
+        inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
+        v = planes[(...,) + tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))]
+        moved = np.where(np.isnan(running) | np.isnan(v), v, np.maximum(running, v))
+        running = np.where(inside & started, moved, np.where(inside & ~started, v, running))
+        started |= inside
+    return np.where(started, running, y.astype(np.float64)).astype(x.dtype), indices
+
+
+def _index_in_padded_layout(y, indices, x, axes):
+    padded = [a.pad_begin + a.size + a.pad_end for a in axes]
+    plane, within = np.divmod(np.maximum(indices, 0), max(int(np.prod(x.shape[2:])), 1))
+    coords = np.unravel_index(within, x.shape[2:]) if x.size else [within] * len(axes)
+    flat = plane
+    for c, a, extent in zip(coords, axes, padded):
+        flat = flat * extent + c + a.pad_begin
+    return y, np.where(indices >= 0, flat, indices)
+
+
+def _int8_as_uint8(x, axes, storage_order, pool):
+    if x.dtype != np.int8:
+        return pool(x, axes, storage_order)
+    y, indices = pool(x.view(np.uint8), axes, storage_order)
+    return y.view(np.int8), indices
+
+
+def _subnormals_flushed(y, indices, x, axes):
+    if not (np.issubdtype(y.dtype, np.floating) or y.dtype == ml_dtypes.bfloat16):
+        return y, indices
+    wide = y.astype(np.float64)
+    subnormal = (wide != 0) & (np.abs(wide) < float(_finfo(y.dtype).smallest_normal))
+    return np.where(subnormal, np.copysign(0.0, wide), wide).astype(y.dtype), indices
+
+
+def _unpool_per_plane(x, indices, shape, default_shape, unpool):
+    plane = int(np.prod(shape[2:]))
+    offsets = np.arange(int(np.prod(x.shape[:2]))).reshape(x.shape[:2] + (1,) * (x.ndim - 2)) * plane
+    return unpool(x, indices + offsets, shape, default_shape)
+
+
+def _unpool_ones_elsewhere(x, indices, shape, default_shape, unpool):
+    y = unpool(x, indices, shape, default_shape)
+    written = np.zeros(y.size, dtype=bool)
+    written[indices.reshape(-1)] = True
+    return np.where(written.reshape(y.shape), y, np.ones_like(y))
+
+
+def openvino_geometry(change: Callable) -> type[ReferenceBackend]:
+    """Rewrite the axes of an OpenVINO MaxPool: change(axes, auto_pad, rounding_type) -> axes."""
+    def axes(cls, domain, attrs, spatial):
+        result = base(cls, "axes")(domain, attrs, spatial)
+        if domain != OPENVINO_DOMAIN:
+            return result
+        return tuple(change(result, attrs.get("auto_pad", "explicit"), attrs.get("rounding_type", "floor")))
+    return variant(axes=axes)
+
+
+def _onnx_drop_rule(axes, auto_pad, rounding_type):
+    """ONNX's ceil_mode rule: drop a last window that starts past the input."""
+    return [dataclasses.replace(a, out=a.out - 1) if a.out > 1 and (a.out - 1) * a.stride >= a.size + a.pad_begin
+            else a for a in axes]
+
+
+def _attribute_dropped(name: str) -> type[ReferenceBackend]:
+    """The OpenVINO node runs as if ``name`` were not set."""
+    def attributes(cls, domain, attrs):
+        return {k: v for k, v in attrs.items() if k != name} if domain == OPENVINO_DOMAIN else attrs
+    return variant(attributes=attributes)
+
+
+SAME_SWAPPED = {"SAME_UPPER": "SAME_LOWER", "SAME_LOWER": "SAME_UPPER"}
+
+
+def _same_swapped(attrs: dict) -> dict:
+    auto_pad = attrs.get("auto_pad")
+    return with_attributes(attrs, auto_pad=SAME_SWAPPED.get(auto_pad, auto_pad) if isinstance(auto_pad, str) else auto_pad)
+
+
+def _interleave_pads(pads):
+    if not pads:
+        return pads
+    return list(pads[0::2]) + list(pads[1::2])
+
+
+def with_attributes(attrs: dict, **changes) -> dict:
+    """``attrs`` with ``changes``; a change to None removes the attribute."""
+    return {k: v for k, v in {**attrs, **changes}.items() if v is not None}
+
+
+def _pads(facts: Facts) -> bool:
+    """Whether a window may reach past the input: explicit pads, SAME, or a rounded-up size."""
+    a = facts.attributes
+    if facts.domain == OPENVINO_DOMAIN:
+        return facts.has("pads_begin") and any(a["pads_begin"]) or facts.has("pads_end") and any(a["pads_end"]) or \
+            str(a.get("auto_pad", "")).startswith("same") or a.get("rounding_type", "floor") != "floor"
+    return facts.has("pads") and any(a["pads"]) or str(a.get("auto_pad", "")).startswith("SAME") or \
+        a.get("ceil_mode", 0) == 1
+
+
+def _floating(facts: Facts) -> bool:
+    return facts.dtype is not None and (np.issubdtype(facts.dtype, np.floating) or facts.dtype == ml_dtypes.bfloat16)
+
+
+def _of(dtype: Any) -> Callable[[Facts], bool]:
+    return lambda facts: facts.pools and facts.dtype == dtype
+
+
+SEEN_FUZZ = "the fuzz's self-test and the mutation self-test (a variant built as a plausible kernel bug)"
+
+DEFECTS: list[DefectModel] = [
+    DefectModel("ceil_mode_ignored", "ceil_mode is read but the size is always rounded down",
+                SEEN_FUZZ,
+                geometry(lambda a: with_attributes(a, ceil_mode=0)), lambda f: f.onnx_pool and f.has("ceil_mode", 0)),
+    DefectModel("floor_as_ceil", "the output size is always rounded up", SEEN_FUZZ,
+                geometry(lambda a: with_attributes(a, ceil_mode=1)), lambda f: f.onnx_pool and not f.has("ceil_mode", 0)),
+    DefectModel("ceil_drops_window_on_last_element",
+                "ceil_mode's drop rule is off by one: a window starting on the last element is dropped too",
+                SEEN_FUZZ,
+                axes_result(_drop_window_on_last_element), lambda f: f.onnx_pool and f.has("ceil_mode", 0)),
+    DefectModel("output_size_truncated",
+                "output sizes are divided with truncation: a negative numerator gives one window too many",
+                "ONNX Runtime's CPU kernels and onnx's shape inference (expectations/ort.yaml, "
+                "negative_span_not_a_multiple_of_the_stride)",
+                axes_from(truncated_sizes), lambda f: f.onnx_pool and f.attributes.get("auto_pad", "NOTSET") in ("NOTSET", "VALID", "")),
+    DefectModel("same_split_swapped", "SAME_UPPER is placed as SAME_LOWER and SAME_LOWER as SAME_UPPER",
+                "a vendor trial of a runtime new to us (issue 38: SAME_LOWER placed as SAME_UPPER)",
+                geometry(_same_swapped),
+                lambda f: f.onnx_pool and str(f.attributes.get("auto_pad", "")).startswith("SAME")),
+    DefectModel("same_total_without_dilation", "the SAME pad total leaves the dilation out of the kernel extent",
+                "tinygrad 0.14 (expectations/tinygrad.yaml: pad totals leave dilation out)", axes_result(_same_total_without_dilation),
+                lambda f: f.onnx_pool and str(f.attributes.get("auto_pad", "")).startswith("SAME") and f.has("dilations")),
+    DefectModel("valid_size_without_dilation", "VALID's output size leaves the dilation out of the kernel extent",
+                SEEN_FUZZ, axes_result(_valid_size_without_dilation),
+                lambda f: f.onnx_pool and f.attributes.get("auto_pad") == "VALID" and f.has("dilations")),
+    DefectModel("dilations_ignored", "dilations are read but every kernel is dense",
+                SEEN_FUZZ, geometry(lambda a: with_attributes(a, dilations=None)),
+                lambda f: f.onnx_pool and f.has("dilations") and any(d != 1 for d in f.attributes["dilations"])),
+    DefectModel("pads_interleaved", "pads are read as per-axis pairs [x1_begin, x1_end, x2_begin, x2_end]",
+                "tinygrad 0.14 reads MaxUnpool's pads so (expectations/tinygrad.yaml); here MaxPool's",
+                geometry(lambda a: with_attributes(a, pads=_interleave_pads(a.get("pads")))),
+                lambda f: f.onnx_pool and f.has("pads") and len(f.attributes["pads"]) > 2),
+    DefectModel("end_pads_ignored", "only the begin pads are applied", SEEN_FUZZ,
+                geometry(lambda a: with_attributes(a, pads=list(a["pads"][:len(a["kernel_shape"])]) + [0] * len(a["kernel_shape"])
+                                                   if a.get("pads") else None)),
+                lambda f: f.onnx_pool and f.has("pads")),
+    DefectModel("strides_reversed", "strides are applied to the axes in reverse order", SEEN_FUZZ,
+                geometry(lambda a: with_attributes(a, strides=list(a["strides"])[::-1] if a.get("strides") else None)),
+                lambda f: f.onnx_pool and f.has("strides") and len(set(f.attributes["strides"])) > 1),
+    DefectModel("kernel_reversed", "kernel_shape is applied to the axes in reverse order", SEEN_FUZZ,
+                geometry(lambda a: with_attributes(a, kernel_shape=list(a["kernel_shape"])[::-1])),
+                lambda f: f.onnx_pool and len(set(f.attributes.get("kernel_shape", []))) > 1),
+    DefectModel("default_stride_is_kernel", "a missing strides attribute defaults to the kernel size (Keras' convention)",
+                SEEN_FUZZ, geometry(lambda a: with_attributes(a, strides=a.get("strides") or list(a["kernel_shape"]))),
+                lambda f: f.onnx_pool and not f.has("strides")),
+    DefectModel("auto_pad_ignored", "auto_pad is read but explicit pads (none) are used", SEEN_FUZZ,
+                geometry(lambda a: with_attributes(a, auto_pad="NOTSET")),
+                lambda f: f.onnx_pool and f.attributes.get("auto_pad", "NOTSET") not in ("NOTSET", "")),
+    DefectModel("padding_is_zero", "padding takes part in the maximum with the value 0",
+                SEEN_FUZZ, pooled(_zero_padding), lambda f: f.pools and _pads(f)),
+    DefectModel("padding_wins_at_lowest", "padding takes part with the lowest value and wins ties, so indices point at it",
+                SEEN_FUZZ, with_results(_padding_wins_at_lowest), lambda f: f.pools and f.wants_indices and _pads(f)),
+    DefectModel("accumulator_starts_at_lowest_finite", "the running maximum starts at the lowest finite value, so -inf never wins",
+                "OpenVINO's reference (max_pool.hpp seeds with std::numeric_limits<T>::lowest())",
+                with_results(_floor_at_lowest_finite), lambda f: f.pools and _floating(f)),
+    DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
+                "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
+                lambda f: f.pools and _floating(f)),
+    DefectModel("accumulator_starts_at_zero", "the running maximum starts at 0, as if a ReLU were fused",
+                SEEN_FUZZ, with_results(lambda y, i, x, a: (np.maximum(y, np.zeros((), y.dtype)), i)),
+                lambda f: f.pools),
+    DefectModel("negative_zero_made_positive", "a maximum of -0.0 comes out as +0.0", SEEN_FUZZ,
+                with_results(lambda y, i, x, a: (np.where(y.astype(np.float64) == 0, np.zeros((), y.dtype), y), i)),
+                lambda f: f.pools and _floating(f)),
+    DefectModel("subnormals_flushed", "subnormal maxima are flushed to zero (denormals-are-zero)",
+                "OpenVINO's bfloat16 (expectations/openvino.yaml, wide_float_ranges)", with_results(_subnormals_flushed),
+                lambda f: f.pools and _floating(f)),
+    DefectModel("indices_per_plane", "Indices omit the N·C plane offset (they count within each plane, as PyTorch's do)",
+                "tinygrad 0.14 (expectations/tinygrad.yaml: Tensor.max_pool2d(return_indices=True))",
+                with_results(lambda y, i, x, a: (y, np.where(i >= 0, i % max(int(np.prod(x.shape[2:])), 1), i))),
+                lambda f: f.pools and f.wants_indices),
+    DefectModel("indices_in_padded_layout", "Indices count positions of the padded tensor", SEEN_FUZZ,
+                with_results(_index_in_padded_layout), lambda f: f.pools and f.wants_indices and _pads(f)),
+    DefectModel("storage_order_ignored", "storage_order 1 gives row-major Indices", SEEN_FUZZ,
+                pooled(lambda x, axes, storage_order, pool: pool(x, axes, 0)),
+                lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0)),
+    DefectModel("storage_order_always_column", "Indices are column-major whatever storage_order says", SEEN_FUZZ,
+                pooled(lambda x, axes, storage_order, pool: pool(x, axes, 1)),
+                lambda f: f.onnx_pool and f.wants_indices and not f.has("storage_order", 0)),
+    DefectModel("indices_int32", "Indices come back as int32", "WebGPU runtimes without 64-bit integers",
+                with_results(lambda y, i, x, a: (y, i.astype(np.int32))), lambda f: f.pools and f.wants_indices),
+    DefectModel("float16_computed_as_float32", "float16 inputs give float32 outputs", SEEN_FUZZ,
+                with_results(lambda y, i, x, a: (y.astype(np.float32) if y.dtype == np.float16 else y, i)), _of(np.float16)),
+    DefectModel("int8_compared_unsigned", "int8 values are compared as unsigned bytes",
+                "a vendor trial of a runtime new to us (issue 38: unsigned compared as signed)", pooled(_int8_as_uint8), _of(np.int8)),
+    DefectModel("bfloat16_through_float16", "bfloat16 is pooled through float16, losing its range", SEEN_FUZZ,
+                through(np.float16, ml_dtypes.bfloat16), _of(ml_dtypes.bfloat16)),
+    DefectModel("float64_through_float32", "float64 is pooled through float32", "OpenVINO's CPU plugin (expectations/openvino.yaml)",
+                through(np.float32, np.float64), _of(np.float64)),
+    DefectModel("int32_through_float32", "int32 is pooled through float32: values beyond 2^24 are rounded",
+                "OpenVINO's CPU plugin (expectations/openvino.yaml, wide_integers)", through(np.float32, np.int32), _of(np.int32)),
+    DefectModel("int64_through_int32", "int64 is pooled as int32: values beyond 2^31 wrap",
+                "OpenVINO's CPU plugin (https://github.com/openvinotoolkit/openvino/issues/35823)",
+                through(np.int32, np.int64), _of(np.int64)),
+    DefectModel("unpool_output_shape_ignored", "MaxUnpool ignores its output_shape input", SEEN_FUZZ,
+                variant(unpool_shape=lambda cls, x_shape, attrs, output_shape: base(cls, "unpool_shape")(x_shape, attrs, None)),
+                lambda f: f.op == "MaxUnpool" and f.output_shape_given),
+    DefectModel("unpool_default_shape_without_pads", "MaxUnpool's default shape leaves the pads out", SEEN_FUZZ,
+                variant(unpool_shape=lambda cls, x_shape, attrs, output_shape: base(cls, "unpool_shape")(
+                    x_shape, with_attributes(attrs, pads=None) if output_shape is None else attrs, output_shape)),
+                lambda f: f.op == "MaxUnpool" and f.has("pads") and not f.output_shape_given),
+    DefectModel("unpool_indices_per_plane", "MaxUnpool reads Indices within each (n, c) plane",
+                "tinygrad 0.14 (expectations/tinygrad.yaml: Tensor.max_unpool2d)",
+                unpooled(_unpool_per_plane), lambda f: f.op == "MaxUnpool"),
+    DefectModel("unpool_not_zero_filled", "MaxUnpool leaves ones, not zeros, where nothing was written", SEEN_FUZZ,
+                unpooled(_unpool_ones_elsewhere), lambda f: f.op == "MaxUnpool"),
+    DefectModel("nhwc_layout_ignored", "an NHWC MaxPool reads X as (N, C, spatial...)", SEEN_FUZZ,
+                variant(channels_last=lambda cls, domain, op_type: False), lambda f: f.pools and f.domain in NHWC_DOMAINS),
+    DefectModel("activation_ignored", "the fused Relu or Clip is not applied", SEEN_FUZZ,
+                variant(clamp=lambda cls, y, low, high: y), lambda f: f.pools and "activation" in f.attributes),
+    DefectModel("activation_bounds_swapped", "activation_params are read as [max, min]", SEEN_FUZZ,
+                variant(clamp=lambda cls, y, low, high: base(cls, "clamp")(y, high, low)), lambda f: f.pools and "activation" in f.attributes),
+    DefectModel("openvino_ceil_drops_window", "OpenVINO's ceil drops a last window starting past the input, as ONNX's does",
+                SEEN_FUZZ, openvino_geometry(_onnx_drop_rule),
+                lambda f: f.domain == OPENVINO_DOMAIN and f.attributes.get("rounding_type") == "ceil"),
+    DefectModel("openvino_axis_ignored", "OpenVINO's axis is ignored: Indices count over the whole tensor", SEEN_FUZZ,
+                _attribute_dropped("axis"), lambda f: f.domain == OPENVINO_DOMAIN and f.wants_indices and f.has("axis", 0)),
+    DefectModel("openvino_index_type_ignored", "OpenVINO's index_element_type is ignored: Indices are always int64",
+                SEEN_FUZZ, _attribute_dropped("index_element_type"),
+                lambda f: f.domain == OPENVINO_DOMAIN and f.wants_indices and f.attributes.get("index_element_type") == "i32"),
+    DefectModel("openvino_dilations_ignored", "OpenVINO's dilations are read but every kernel is dense", SEEN_FUZZ,
+                _attribute_dropped("dilations"),
+                lambda f: f.domain == OPENVINO_DOMAIN and f.has("dilations") and any(d != 1 for d in f.attributes["dilations"])),
+]
+BY_NAME = {d.name: d for d in DEFECTS}

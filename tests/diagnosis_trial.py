@@ -1,0 +1,52 @@
+"""How the report's failure lines match a runtime's confirmed root causes, before and after
+diagnosis: each distinct reason of the backend's expectations file (each hand-checked on a tiny
+model) is one root cause; the run's failing records are matched to its entries, then clustered as
+the report clusters them, once with their diagnoses and once without.
+
+    python -m tests.diagnosis_trial RESULTS.json EXPECTATIONS.yaml [BACKEND]
+
+prints, for each, the causes shown as exactly one line that holds nothing else, the lines that
+merge two causes or more, and the lines in all.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from conformance.judge.expectations import load_expectations
+from conformance.outcomes import FAILING_WORDS
+from conformance.report.results import failure_clusters, read_results
+
+
+def measure(records: list[dict], cause_of: dict[str, str], diagnosed: bool) -> dict:
+    failing = [r if diagnosed else {k: v for k, v in r.items() if k != "diagnosis"} for r in records]
+    lines = [c for clusters in failure_clusters(failing).values() for c in clusters]
+    causes_per_line = [{cause_of[r["id"]] for r in line.records} for line in lines]
+    lines_per_cause: dict[str, list[int]] = defaultdict(list)
+    for index, causes in enumerate(causes_per_line):
+        for cause in causes:
+            lines_per_cause[cause].append(index)
+    one_line = [c for c, at in lines_per_cause.items() if len(at) == 1 and len(causes_per_line[at[0]]) == 1]
+    return {"causes": len(lines_per_cause), "one line of its own": len(one_line),
+            "lines merging causes": sum(1 for c in causes_per_line if len(c) > 1), "lines": len(lines)}
+
+
+def trial(results: Path, expectations: Path, backend: str | None = None) -> dict[str, dict]:
+    document = read_results(results)
+    backend = backend or document["items"][0]["backend"]
+    listed = load_expectations(expectations, backend)
+    records, cause_of = [], {}
+    for record in document["items"]:
+        if record["backend"] != backend or record["outcome"] not in FAILING_WORDS:
+            continue
+        entry = listed.find(record["id"])
+        cause_of[record["id"]] = " ".join(entry.reason.split()) if entry else "not in the expectations file"
+        records.append(record)
+    return {"before": measure(records, cause_of, False), "after": measure(records, cause_of, True)}
+
+
+if __name__ == "__main__":
+    for when, row in trial(Path(sys.argv[1]), Path(sys.argv[2]), *sys.argv[3:4]).items():
+        print(f"{when:7s} " + ", ".join(f"{k}: {v}" for k, v in row.items()))

@@ -1,0 +1,76 @@
+"""Diagnosis (conformance/judge/diagnosis.py): each defect model, run as a broken backend, is
+diagnosed as itself, and its line in the report is its own; nothing is diagnosed on a likeness."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from conformance.judge.defects import DEFECTS, DefectModel
+from conformance.judge.diagnosis import facts, titles
+from conformance.judge.verdict import Outcome, evaluate
+from conformance.load.cases import bundled_case_dir
+from conformance.report.results import failure_clusters
+from conformance.report.writer import item_record
+from tests.faulty_backends import Faulty
+from tests.mutants import Mutant
+from tests.test_mutants import REGISTRY, MutantBackend, items_round_robin
+
+PER_MODEL = 60  # items a model can change the answer of, round-robin over the case classes
+
+
+@cache
+def relevant(model: DefectModel) -> list:
+    return [i for i in items_round_robin() if not i.case.reject and model.applies(facts(i))][:PER_MODEL]
+
+
+def _records(backend, items) -> list[dict]:
+    found = []
+    for item in items:
+        verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
+        if verdict.outcome is Outcome.FAIL:
+            record = item_record(item, bundled_case_dir())
+            record.update(backend=backend.name, outcome="fail", message=verdict.message, diagnosis=verdict.diagnosis)
+            found.append(record)
+    return found
+
+
+@pytest.mark.parametrize("model", DEFECTS, ids=lambda m: m.name)
+def test_a_defect_model_run_as_a_backend_is_diagnosed_as_itself(model):
+    backend = MutantBackend(Mutant(model.name, model.title, model.backend))
+    failed = _records(backend, relevant(model))
+    assert failed, f"{model.name} changes no answer on {len(relevant(model))} items it applies to"
+    assert all(model.name in r["diagnosis"] for r in failed), [(r["id"], r["diagnosis"]) for r in failed][:3]
+    lines = failure_clusters(failed)[backend.name]
+    assert model.name in lines[0].signature and len(lines[0].records) == len(failed)  # one line, its own
+
+
+def test_every_model_has_a_title_and_says_where_it_was_seen():
+    assert len({m.name for m in DEFECTS}) == len(DEFECTS) >= 40
+    assert all(m.title and m.seen for m in DEFECTS)
+    assert titles(["padding_is_zero+indices_per_plane"]) == [
+        "padding takes part in the maximum with the value 0 and Indices omit the N·C plane offset (they count "
+        "within each plane, as PyTorch's do)"]
+
+
+class AddsNoise(Faulty):
+    """Wrong in a way no defect model is: each value nudged by a fixed odd pattern."""
+
+    def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
+        y = outputs[0]
+        if np.issubdtype(y.dtype, np.floating) and y.size:
+            outputs[0] = (y.astype(np.float64) + np.arange(y.size).reshape(y.shape) % 3 * 0.37 + 0.11).astype(y.dtype)
+        return outputs
+
+
+def test_an_answer_no_model_gives_is_not_diagnosed():
+    items = [i for i in items_round_robin()[:400] if not i.case.reject]
+    failed = _records(AddsNoise(), items)
+    assert failed and not [r["id"] for r in failed if r["diagnosis"]]
+
+
+def test_a_correct_backend_has_no_diagnosis():
+    assert not _records(MutantBackend(Mutant("reference", "none", DEFECTS[0].backend.__mro__[1])), items_round_robin()[:300])
