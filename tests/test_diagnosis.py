@@ -74,3 +74,10 @@ def test_an_answer_no_model_gives_is_not_diagnosed():
 
 def test_a_correct_backend_has_no_diagnosis():
     assert not _records(MutantBackend(Mutant("reference", "none", DEFECTS[0].backend.__mro__[1])), items_round_robin()[:300])
+
+
+def test_the_reports_doc_counts_the_models():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parent.parent / "docs" / "reports.md").read_text().split())
+    assert f"`conformance/judge/defects.py` ({len(DEFECTS)} named ways" in text

@@ -38,3 +38,17 @@ def test_the_readme_names_every_built_in_backend():
     table = readme.split("## Backends", 1)[1].split("\n## ", 1)[0]
     for name in registered:
         assert f"`{name}`" in option_row and f"| `{name}` |" in table, name
+
+
+def test_the_item_counts_the_docs_give_are_today_s():
+    """The number of bundled items and of the covering sample, where the README and the guides give them."""
+    from conformance.report.coverage import covering_sample
+    from tests.bundled import bundled_items
+
+    items = list(bundled_items())
+    total, sample = f"{len(items):,}", f"{len(covering_sample(items)):,}"
+    docs = Path(__file__).parent.parent
+    readme = " ".join((docs / "README.md").read_text().split())
+    assert f"become {total} ONNX models" in readme and f"({sample} of {total})" in readme
+    assert f"{sample} of the {total} bundled items" in " ".join((docs / "docs" / "running.md").read_text().split())
+    assert f"({sample} of {total})" in " ".join((docs / "docs" / "validate-your-runtime.md").read_text().split())

@@ -25,9 +25,22 @@ from ..semantics import OPENVINO_DOMAIN, Axis
 
 
 def base(cls: type[ReferenceBackend], hook: str) -> Callable:
-    """The reference's own ``hook`` bound to ``cls``, so that it follows ``cls.readings`` (a model
-    run under another reading of an open question: ``cls.configured(...)``)."""
+    """What a model's ``hook`` builds on: the reference's own, bound to ``cls`` so that it follows
+    ``cls.readings`` (a model run under another reading of an open question: ``cls.configured``),
+    or, in a pair of models that both replace ``hook``, the second model's (``stacked``)."""
+    below = getattr(cls, "_below", {}).get(hook)
+    if below is not None:
+        return getattr(below, hook).__func__.__get__(below)
     return getattr(ReferenceBackend, hook).__func__.__get__(cls)
+
+
+def hooks(model: type[ReferenceBackend]) -> set[str]:
+    return {name for name in vars(model) if not name.startswith("_")}
+
+
+def stacked(upper: type[ReferenceBackend], lower: type[ReferenceBackend]) -> type[ReferenceBackend]:
+    """Both models at once: a hook both replace is ``upper``'s built on ``lower``'s."""
+    return type("Pair", (upper, lower), {"_below": dict.fromkeys(hooks(upper) & hooks(lower), lower)})
 NHWC_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")
 
 
@@ -64,6 +77,7 @@ class DefectModel:
     seen: str  # where such a bug was seen
     backend: type[ReferenceBackend]
     applies: Callable[[Facts], bool] = lambda facts: True  # False where the model cannot change an answer
+    touches: str = "any"  # the only output it can change ("Y" or "Indices"), or "any"
 
 
 def variant(**hooks: Callable) -> type[ReferenceBackend]:
@@ -194,6 +208,24 @@ def _zero_padding(x, axes, storage_order, pool):
     padded = np.pad(x, widths)
     return pool(padded, tuple(Axis(s, a.kernel, a.stride, a.dilation, 0, 0, a.out)
                                   for s, a in zip(padded.shape[2:], axes)), storage_order)
+
+
+def padding_at_lowest_finite(last_axis_only: bool) -> Callable:
+    """Y as if the padding held the type's lowest finite value (a kernel that pads before it pools,
+    with the seed of its running maximum), on every spatial axis or the last one only (the others
+    clipped); Indices as the reference's."""
+    def pooled_so(x, axes, storage_order, pool):
+        y, indices = pool(x, axes, storage_order)
+        if np.issubdtype(x.dtype, np.integer) or not axes:
+            return y, indices
+        padded_axes = [len(axes) - 1] if last_axis_only else range(len(axes))
+        widths = [(0, 0), (0, 0)] + [(a.pad_begin, a.pad_end + a.end_overhang) if i in padded_axes else (0, 0)
+                                     for i, a in enumerate(axes)]
+        padded = np.pad(x, widths, constant_values=np.array(_finfo(x.dtype).min, x.dtype))
+        inner = tuple(Axis(s, a.kernel, a.stride, a.dilation, 0, 0, a.out) if i in padded_axes else a
+                      for i, (s, a) in enumerate(zip(padded.shape[2:], axes)))
+        return pool(padded, inner, storage_order)[0], indices
+    return pooled_so
 
 
 def _window_touches_padding(axes, shape):
@@ -389,39 +421,47 @@ DEFECTS: list[DefectModel] = [
                 lambda f: f.onnx_pool and f.attributes.get("auto_pad", "NOTSET") not in ("NOTSET", "")),
     DefectModel("padding_is_zero", "padding takes part in the maximum with the value 0",
                 SEEN_FUZZ, pooled(_zero_padding), lambda f: f.pools and _pads(f)),
+    DefectModel("padding_is_lowest_finite",
+                "padding takes part in the maximum with the lowest finite value: -inf maxima next to padding come back finite",
+                SEEN_FUZZ, pooled(padding_at_lowest_finite(False)), lambda f: f.pools and _pads(f) and _floating(f), touches="Y"),
+    DefectModel("last_axis_padding_is_lowest_finite",
+                "padding along the last spatial axis takes part in the maximum with the lowest finite value (the "
+                "other axes' windows are clipped): -inf maxima next to it come back finite",
+                "ONNX Runtime's float32 MaxPool without Indices (expectations/ort.yaml, maximum_equals_pad_value)",
+                pooled(padding_at_lowest_finite(True)), lambda f: f.pools and _pads(f) and _floating(f), touches="Y"),
     DefectModel("padding_wins_at_lowest", "padding takes part with the lowest value and wins ties, so indices point at it",
-                SEEN_FUZZ, with_results(_padding_wins_at_lowest), lambda f: f.pools and f.wants_indices and _pads(f)),
+                SEEN_FUZZ, with_results(_padding_wins_at_lowest), lambda f: f.pools and f.wants_indices and _pads(f), touches="Indices"),
     DefectModel("accumulator_starts_at_lowest_finite", "the running maximum starts at the lowest finite value, so -inf never wins",
                 "OpenVINO's reference (max_pool.hpp seeds with std::numeric_limits<T>::lowest())",
-                with_results(_floor_at_lowest_finite), lambda f: f.pools and _floating(f)),
+                with_results(_floor_at_lowest_finite), lambda f: f.pools and _floating(f), touches="Y"),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
-                lambda f: f.pools and _floating(f)),
+                lambda f: f.pools and _floating(f), touches="Y"),
     DefectModel("accumulator_starts_at_zero", "the running maximum starts at 0, as if a ReLU were fused",
                 SEEN_FUZZ, with_results(lambda y, i, x, a: (np.maximum(y, np.zeros((), y.dtype)), i)),
-                lambda f: f.pools),
+                lambda f: f.pools, touches="Y"),
     DefectModel("negative_zero_made_positive", "a maximum of -0.0 comes out as +0.0", SEEN_FUZZ,
                 with_results(lambda y, i, x, a: (np.where(y.astype(np.float64) == 0, np.zeros((), y.dtype), y), i)),
-                lambda f: f.pools and _floating(f)),
+                lambda f: f.pools and _floating(f), touches="Y"),
     DefectModel("subnormals_flushed", "subnormal maxima are flushed to zero (denormals-are-zero)",
                 "OpenVINO's bfloat16 (expectations/openvino.yaml, wide_float_ranges)", with_results(_subnormals_flushed),
-                lambda f: f.pools and _floating(f)),
+                lambda f: f.pools and _floating(f), touches="Y"),
     DefectModel("indices_per_plane", "Indices omit the N·C plane offset (they count within each plane, as PyTorch's do)",
                 "tinygrad 0.14 (expectations/tinygrad.yaml: Tensor.max_pool2d(return_indices=True))",
                 with_results(lambda y, i, x, a: (y, np.where(i >= 0, i % max(int(np.prod(x.shape[2:])), 1), i))),
-                lambda f: f.pools and f.wants_indices),
+                lambda f: f.pools and f.wants_indices, touches="Indices"),
     DefectModel("indices_in_padded_layout", "Indices count positions of the padded tensor", SEEN_FUZZ,
-                with_results(_index_in_padded_layout), lambda f: f.pools and f.wants_indices and _pads(f)),
+                with_results(_index_in_padded_layout), lambda f: f.pools and f.wants_indices and _pads(f), touches="Indices"),
     DefectModel("storage_order_ignored", "storage_order 1 gives row-major Indices", SEEN_FUZZ,
                 pooled(lambda x, axes, storage_order, pool: pool(x, axes, 0)),
-                lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0)),
+                lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0), touches="Indices"),
     DefectModel("storage_order_always_column", "Indices are column-major whatever storage_order says", SEEN_FUZZ,
                 pooled(lambda x, axes, storage_order, pool: pool(x, axes, 1)),
-                lambda f: f.onnx_pool and f.wants_indices and not f.has("storage_order", 0)),
+                lambda f: f.onnx_pool and f.wants_indices and not f.has("storage_order", 0), touches="Indices"),
     DefectModel("indices_int32", "Indices come back as int32", "WebGPU runtimes without 64-bit integers",
-                with_results(lambda y, i, x, a: (y, i.astype(np.int32))), lambda f: f.pools and f.wants_indices),
+                with_results(lambda y, i, x, a: (y, i.astype(np.int32))), lambda f: f.pools and f.wants_indices, touches="Indices"),
     DefectModel("float16_computed_as_float32", "float16 inputs give float32 outputs", SEEN_FUZZ,
-                with_results(lambda y, i, x, a: (y.astype(np.float32) if y.dtype == np.float16 else y, i)), _of(np.float16)),
+                with_results(lambda y, i, x, a: (y.astype(np.float32) if y.dtype == np.float16 else y, i)), _of(np.float16), touches="Y"),
     DefectModel("int8_compared_unsigned", "int8 values are compared as unsigned bytes",
                 "a vendor trial of a runtime new to us (issue 38: unsigned compared as signed)", pooled(_int8_as_uint8), _of(np.int8)),
     DefectModel("bfloat16_through_float16", "bfloat16 is pooled through float16, losing its range", SEEN_FUZZ,
@@ -448,17 +488,17 @@ DEFECTS: list[DefectModel] = [
     DefectModel("nhwc_layout_ignored", "an NHWC MaxPool reads X as (N, C, spatial...)", SEEN_FUZZ,
                 variant(channels_last=lambda cls, domain, op_type: False), lambda f: f.pools and f.domain in NHWC_DOMAINS),
     DefectModel("activation_ignored", "the fused Relu or Clip is not applied", SEEN_FUZZ,
-                variant(clamp=lambda cls, y, low, high: y), lambda f: f.pools and "activation" in f.attributes),
+                variant(clamp=lambda cls, y, low, high: y), lambda f: f.pools and "activation" in f.attributes, touches="Y"),
     DefectModel("activation_bounds_swapped", "activation_params are read as [max, min]", SEEN_FUZZ,
-                variant(clamp=lambda cls, y, low, high: base(cls, "clamp")(y, high, low)), lambda f: f.pools and "activation" in f.attributes),
+                variant(clamp=lambda cls, y, low, high: base(cls, "clamp")(y, high, low)), lambda f: f.pools and "activation" in f.attributes, touches="Y"),
     DefectModel("openvino_ceil_drops_window", "OpenVINO's ceil drops a last window starting past the input, as ONNX's does",
                 SEEN_FUZZ, openvino_geometry(_onnx_drop_rule),
                 lambda f: f.domain == OPENVINO_DOMAIN and f.attributes.get("rounding_type") == "ceil"),
     DefectModel("openvino_axis_ignored", "OpenVINO's axis is ignored: Indices count over the whole tensor", SEEN_FUZZ,
-                _attribute_dropped("axis"), lambda f: f.domain == OPENVINO_DOMAIN and f.wants_indices and f.has("axis", 0)),
+                _attribute_dropped("axis"), lambda f: f.domain == OPENVINO_DOMAIN and f.wants_indices and f.has("axis", 0), touches="Indices"),
     DefectModel("openvino_index_type_ignored", "OpenVINO's index_element_type is ignored: Indices are always int64",
                 SEEN_FUZZ, _attribute_dropped("index_element_type"),
-                lambda f: f.domain == OPENVINO_DOMAIN and f.wants_indices and f.attributes.get("index_element_type") == "i32"),
+                lambda f: f.domain == OPENVINO_DOMAIN and f.wants_indices and f.attributes.get("index_element_type") == "i32", touches="Indices"),
     DefectModel("openvino_dilations_ignored", "OpenVINO's dilations are read but every kernel is dense", SEEN_FUZZ,
                 _attribute_dropped("dilations"),
                 lambda f: f.domain == OPENVINO_DOMAIN and f.has("dilations") and any(d != 1 for d in f.attributes["dilations"])),

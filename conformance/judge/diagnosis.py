@@ -3,21 +3,23 @@
 For a failed item each model that can change its answer (``DefectModel.applies``) runs on the
 item's model and inputs; a model whose outputs equal the backend's on every output, bit for bit
 (Indices: any index of an equal maximum, as the judge compares them), diagnoses the item. Where
-several do, all are named; where none does, pairs of models that override different hooks of the
-reference are tried (a runtime has several bugs at once), at most ``PAIR_LIMIT`` of them. A model
-is never named on a likeness: only an exact reproduction counts.
+several do, all are named; where none does, each model under another reading of the item's open
+questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
+first's built on the second's), those only whose single answers together give every element the
+backend got wrong, at most ``PAIR_LIMIT`` of them. A model is never named on a likeness: only an
+exact reproduction counts.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
 from ..expand.items import Item
 from ..semantics import Readings
-from .defects import DEFECTS, DefectModel, Facts
+from .defects import DEFECTS, DefectModel, Facts, stacked
 
 PAIR_LIMIT = 60
 SEPARATOR = "+"  # a pair's name: both models' names
@@ -33,36 +35,76 @@ def facts(item: Item) -> Facts:
                  any(i.name == "output_shape" for i in item.inputs), upstream is not None)
 
 
-def _hooks(model: DefectModel) -> set[str]:
-    return {name for name in vars(model.backend) if not name.startswith("_")}
+def _may_explain(model: DefectModel, differing: Collection[str]) -> bool:
+    """False where the model changes one output only and the other is the one that differs."""
+    if not differing or model.touches == "any" or not set(differing) <= {"Y", "Indices"}:
+        return True  # a round trip's MaxUnpool output carries both of its MaxPool's
+    return model.touches in differing and (model.touches == "Indices") == (set(differing) == {"Indices"})
 
 
 def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
              reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
-             readings: Sequence[Readings] = ()) -> list[str]:
+             readings: Sequence[Readings] = (), differing: Collection[str] = (),
+             expected: Sequence[np.ndarray] = ()) -> list[str]:
     """The names of the defect models that reproduce ``actual``: single models, then each under
     another reading of the item's open questions (``readings``; named ``model@question:reading``,
-    the runtime's answer to the question being its own to choose), then pairs (``a+b``).
-    ``reproduces`` compares a model's outputs with the backend's as the judge does."""
+    the runtime's answer to the question being its own to choose), then pairs (``a+b``) of models
+    each of which gives some of the differing elements and together all of them.
+    ``reproduces`` compares a model's outputs with the backend's as the judge does; ``differing``
+    (the outputs that differ from ``expected``) rules out the single models that cannot change
+    them (under another reading, or beside a second model, any may)."""
     relevant = [d for d in DEFECTS if d.applies(facts(item))]
     feeds = [inputs[i.name] for i in model.graph.input]
 
-    def answers(backend) -> bool:
+    def outputs_of(backend) -> list[np.ndarray] | None:
         try:
-            outputs = backend.run_model(model, feeds)
+            return list(backend.run_model(model, feeds))
         except Exception:  # noqa: BLE001 - a model that refuses the item reproduces no output
-            return False
-        return reproduces(outputs, actual)
+            return None
 
-    single = [d.name for d in relevant if answers(d.backend)]
+    answered = {d.name: outputs_of(d.backend) for d in relevant if _may_explain(d, differing)}
+    single = [name for name, outputs in answered.items() if outputs is not None and reproduces(outputs, actual)]
     if single:
         return single
-    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant if answers(d.backend.configured(str(r)))]
+    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant
+            if (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
     if read:
         return read
-    pairs = [(a, b) for a, b in itertools.combinations(relevant, 2) if not _hooks(a) & _hooks(b)][:PAIR_LIMIT]
+    for d in relevant:
+        if d.name not in answered:
+            answered[d.name] = outputs_of(d.backend)
+    pairs = [(a, b) for a, b in itertools.combinations(relevant, 2)
+             if _together(answered[a.name], answered[b.name], actual, expected)][:PAIR_LIMIT]
     return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
-            if answers(type("Pair", (a.backend, b.backend), {}))]
+            if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
+
+
+def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any],
+              expected: Sequence[np.ndarray]) -> bool:
+    """Whether two models may reproduce ``actual`` together: each gives some element the backend
+    gives where the reference does not, and every such element is one of theirs (elements compared
+    bit for bit, where shapes allow; a shape only a pair changes is left to the run)."""
+    if first is None or second is None or not expected:
+        return first is not None and second is not None
+    helps = [False, False]
+    for a, b, got, want in zip(first, second, actual, expected):
+        got = np.asarray(got)
+        if not (a.shape == b.shape == got.shape == want.shape):
+            return True
+        wrong = ~_same(got, want)
+        by_a, by_b = _same(a, got) & wrong, _same(b, got) & wrong
+        if (wrong & ~by_a & ~by_b).any():
+            return False
+        helps[0] |= bool(by_a.any())
+        helps[1] |= bool(by_b.any())
+    return all(helps)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype != b.dtype:
+        return np.zeros(a.shape, bool)
+    return np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,)).__eq__(
+        np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (-1,))).all(axis=-1)
 
 
 def titles(diagnosis: Sequence[str]) -> list[str]:

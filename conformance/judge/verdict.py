@@ -123,7 +123,8 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
             return _matches(item, written, outputs, got)
         readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
         return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches,
-                       diagnosis=diagnose(item, oracle.model, inputs, actual, reproduces, readings))
+                       diagnosis=diagnose(item, oracle.model, inputs, actual, reproduces, readings,
+                                          {m.output for m in mismatches}, [expected[o.name] for o in item.outputs]))
 
     # Some questions leave only values open: the documents still fix shapes and element types.
     form = [m for m in mismatches if m.of_form]

@@ -295,6 +295,7 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
     text = re.sub(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}", "<path>", text)  # a file path, anywhere in it
     text = re.sub(r"\b0x[0-9a-fA-F]+\b", "#", text)
     text = re.sub(r"\[[^\]]*\]", "[…]", text)  # a command line, a shape
+    text = re.sub(r"\{[^{}]*\}", "{…}", text)  # a shape as C++ prints it
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\([^()]*\)", "(…)", text)
     text = ELEMENT_TYPE_NAMES.sub("<type>", text)
