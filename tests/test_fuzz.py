@@ -257,10 +257,10 @@ def test_a_refusal_repro_fails_when_the_invalid_model_runs_and_passes_when_refus
     assert status == 1 and printed.startswith("BUG: the runtime ran an invalid model")
 
 
-@pytest.mark.parametrize("name", ["padding_is_zero", "dilations_ignored", "indices_per_plane", "ceil_mode_ignored"])
+@pytest.mark.parametrize("name", ["padding_is_zero", "indices_per_plane"])
 def test_a_backend_with_one_defect_gets_at_most_two_clusters(name):
     """Clusters merge where one defect model explains them (across operators, element types and
     outputs), and refusals with one diagnostic across element types; the diagnosed one leads."""
-    run = fuzz(_mutant(name), stop_at_first=False, budget=1500)
+    run = fuzz(_mutant(name), stop_at_first=False, budget=300)
     assert 1 <= len(run.clusters) <= 2, [c.signature.describe() for c in run.clusters]
     assert name in run.clusters[0].verdict.diagnosis

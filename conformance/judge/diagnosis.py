@@ -5,8 +5,8 @@ item's model and inputs; a model whose outputs equal the backend's on every outp
 (Indices: any index of an equal maximum, as the judge compares them), diagnoses the item. Where
 several do, all are named; where none does, each model under another reading of the item's open
 questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
-first's built on the second's), those only whose single answers together give every element the
-backend got wrong, at most ``PAIR_LIMIT`` of them. A model is never named on a likeness: only an
+first's built on the second's, in both orders then), those only whose single answers together
+change every element the backend got wrong, at most ``PAIR_LIMIT`` of them. A model is never named on a likeness: only an
 exact reproduction counts.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..expand.items import Item
 from ..semantics import Readings
-from .defects import DEFECTS, DefectModel, Facts, stacked
+from .defects import DEFECTS, DefectModel, Facts, hooks, stacked
 
 PAIR_LIMIT = 60
 SEPARATOR = "+"  # a pair's name: both models' names
@@ -73,17 +73,18 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
     for d in relevant:
         if d.name not in answered:
             answered[d.name] = outputs_of(d.backend)
-    pairs = [(a, b) for a, b in itertools.combinations(relevant, 2)
-             if _together(answered[a.name], answered[b.name], actual, expected)][:PAIR_LIMIT]
+    pairs = [(a, b) for a, b in itertools.permutations(relevant, 2)
+             if (a.name < b.name or hooks(a.backend) & hooks(b.backend))  # the order matters where both replace a hook
+             and _together(answered[a.name], answered[b.name], actual, expected)][:PAIR_LIMIT]
     return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
             if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
 
 
 def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any],
               expected: Sequence[np.ndarray]) -> bool:
-    """Whether two models may reproduce ``actual`` together: each gives some element the backend
-    gives where the reference does not, and every such element is one of theirs (elements compared
-    bit for bit, where shapes allow; a shape only a pair changes is left to the run)."""
+    """Whether two models may reproduce ``actual`` together: each changes some element the backend
+    got wrong, and every such element is one that one of them changes (elements compared bit for
+    bit, where shapes allow; a shape only a pair changes is left to the run)."""
     if first is None or second is None or not expected:
         return first is not None and second is not None
     helps = [False, False]
@@ -92,7 +93,7 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
         if not (a.shape == b.shape == got.shape == want.shape):
             return True
         wrong = ~_same(got, want)
-        by_a, by_b = _same(a, got) & wrong, _same(b, got) & wrong
+        by_a, by_b = ~_same(a, want) & wrong, ~_same(b, want) & wrong
         if (wrong & ~by_a & ~by_b).any():
             return False
         helps[0] |= bool(by_a.any())
@@ -101,8 +102,11 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Element by element, whether ``a`` and ``b`` hold the same bits (same shapes)."""
     if a.dtype != b.dtype:
         return np.zeros(a.shape, bool)
+    if a.size == 0:
+        return np.ones(a.shape, bool)
     return np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,)).__eq__(
         np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (-1,))).all(axis=-1)
 

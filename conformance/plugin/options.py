@@ -41,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --conformance-fuzz: write each cluster's case and repro script to DIR/<backend>/")
     group.addoption("--conformance-id", action="append", default=[], metavar="ID",
                     help="run exactly the item of this id (Op-version/case[type], as every report names it; "
-                         "ID@backend for one backend of several), repeatable; @FILE reads ids from FILE, one a line. "
+                         "ID@backend for one backend of several), repeatable; --conformance-id=@FILE reads ids from FILE, one a line. "
                          "Only the case files that hold them are expanded")
     group.addoption("--conformance-rerun-crashes", type=int, default=0, metavar="N",
                     help="run a crashed item again, up to N more times, each in a fresh process: a crash that does "
