@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from conformance.judge.defects import truncated_sizes as truncated_output_sizes
 from reference_backend import ReferenceBackend
 
 
@@ -526,32 +527,9 @@ class ChecksOnlyDeclaredShapes(Faulty):
             return [np.zeros((1,), np.float32) for _ in model.graph.output]
 
 
-def truncated_output_sizes(attributes: dict, spatial_shape) -> list[int]:
-    """ai.onnx MaxPool's output sizes as C computes them with integer division, which truncates
-    towards zero: (span) / stride + 1 for floor, (span + stride - 1) / stride + 1 for ceil (less a last
-    window that would start past the input), VALID as the explicit formula with no pads. SAME's ceil(size / stride) never has a negative numerator."""
-    rank = len(attributes["kernel_shape"])
-    strides = attributes.get("strides") or [1] * rank
-    dilations = attributes.get("dilations") or [1] * rank
-    pads = attributes.get("pads") or [0] * (2 * rank)
-    auto_pad = attributes.get("auto_pad", "NOTSET")
-    sizes = []
-    for i, (size, k, s, d) in enumerate(zip(spatial_shape, attributes["kernel_shape"], strides, dilations)):
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            sizes.append(-(-size // s))
-            continue
-        span = size - ((k - 1) * d + 1) + (pads[i] + pads[i + rank] if auto_pad != "VALID" else 0)
-        ceil = attributes.get("ceil_mode", 0) and auto_pad != "VALID"
-        out = int((span + s - 1 if ceil else span) / s) + 1  # int(): C's truncation
-        if ceil and out > 0 and (out - 1) * s >= size + pads[i]:
-            out -= 1  # the last window may not start past the input, as in the documents' reading
-        sizes.append(out)
-    return sizes
-
-
 class DividesWithTruncation(Faulty):
     """Computes ai.onnx MaxPool's output sizes with truncating integer division
-    (:func:`truncated_output_sizes`): where a numerator is negative and not a multiple of the
+    (conformance.judge.defects.truncated_sizes, the defect model output_size_truncated): where a numerator is negative and not a multiple of the
     stride, it pools one window more than the printed floor or ceil, over the whole padded axis.
     Right wherever its sizes agree with the documents'."""
 
