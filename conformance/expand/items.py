@@ -478,8 +478,11 @@ def _twin(item: Item, dtype: str, item_outputs: tuple[ItemOutput, ...], rank: in
     spatial = rank - 2
     own = {i.name for i in case.inputs} | (set(case.upstream.feeds.values()) if case.upstream else set())
     outputs = tuple(OutputSpec(o.name, None) for o in item_outputs)
+    # Strides and pads written out, as exporters write them: a runtime whose path for an omitted
+    # attribute is broken (MNN 3.6 divides by a missing stride) still runs its twin.
+    written_out = {"strides": [1] * spatial, "pads": [0] * (2 * spatial)}
     if case.op == "MaxUnpool":
-        attributes: dict[str, Any] = {"kernel_shape": [2] * spatial}
+        attributes: dict[str, Any] = {"kernel_shape": [2] * spatial, **written_out}
         inputs = [InputSpec("X", dtype, np.ones((1, 1) + (1,) * spatial).tolist()),
                   InputSpec("I", "int64", np.zeros((1, 1) + (1,) * spatial, np.int64).tolist())]
         if "output_shape" in own:
@@ -492,7 +495,7 @@ def _twin(item: Item, dtype: str, item_outputs: tuple[ItemOutput, ...], rank: in
             if case.attributes.get("index_element_type") in ("i32", "i64"):  # it types the Indices output
                 attributes["index_element_type"] = case.attributes["index_element_type"]
         else:
-            attributes = {"kernel_shape": [2] * spatial}
+            attributes = {"kernel_shape": [2] * spatial, **written_out}
     name = f"valid_twin/rank{rank}-{'_'.join(i.name for i in inputs)}-{'_'.join(o.name for o in outputs)}"
     twin_case = dataclasses.replace(case, name=name, versions=[item.version], dtypes=None, attributes=attributes,
                                     inputs=tuple(inputs), outputs=outputs, reject=None, ambiguity=None,
