@@ -487,6 +487,26 @@ class RefusesPads(Faulty):
         return self.correct(model, inputs)
 
 
+class RefusesEverything(Faulty):
+    """Refuses every model, its twins too: it cannot run anything."""
+
+    faulty_twins = True
+
+    def run(self, model, inputs):
+        raise RuntimeError("no kernels at all")
+
+
+class RefusesAndGarblesItsTwin(Faulty):
+    """Refuses every item and answers its twin with garbage: the twin is not run either."""
+
+    faulty_twins = True
+
+    def run(self, model, inputs):
+        if is_valid_twin(model):
+            return "not outputs"
+        raise RuntimeError("refused")
+
+
 class LowestFiniteInEmptyWindows(Faulty):
     """Correct, but a window without elements gives the type's lowest finite value, a max loop's
     natural seed (-FLT_MAX), where the reference gives -inf: a value the documents leave undefined."""

@@ -81,16 +81,7 @@ def test_a_refusal_where_the_twin_runs_stays_an_error(items):
 
 
 def test_a_backend_that_refuses_everything_is_unsupported_everywhere_and_says_what_it_refused(items):
-    class RefusesEverything:
-        name, version = "refuses-everything", "0"
-
-        def details(self):
-            return {}
-
-        def run(self, model, inputs):
-            raise RuntimeError("no kernels at all")
-
-    backend = RefusesEverything()
+    backend = load_backend("tests.faulty_backends:RefusesEverything")
     chosen = [i for i in items if i.version == 12 and i.case.op == "MaxPool" and i.case.domain == "ai.onnx"][:40]
     verdicts = [evaluate(i, backend, 0, bundled_registry()) for i in chosen]
     assert {v.outcome for v in verdicts} == {Outcome.UNSUPPORTED}
@@ -122,19 +113,6 @@ def test_the_report_says_what_a_backend_cannot_run_from_the_twins_it_refused():
 
 
 def test_a_twin_answered_with_garbage_is_not_run_and_the_refusal_proves_nothing(items):
-    from tests.faulty_backends import is_valid_twin
-
-    class RefusesAndGarbles:
-        name, version = "garbles", "0"
-
-        def details(self):
-            return {}
-
-        def run(self, model, inputs):
-            if is_valid_twin(model):
-                return "not outputs"
-            raise RuntimeError("refused")
-
     item = pick(items, lambda i: i.case.reject and i.version == 11 and i.case.op == "MaxPool" and not i.case.ambiguity)
-    verdict = evaluate(item, RefusesAndGarbles(), 0, bundled_registry())
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesAndGarblesItsTwin"), 0, bundled_registry())
     assert verdict.outcome is Outcome.UNSUPPORTED and "returned garbage" in verdict.message
