@@ -1,9 +1,12 @@
 """How the report's failure lines match a runtime's confirmed root causes, before and after
-diagnosis: each distinct reason of the backend's expectations file (each hand-checked on a tiny
-model) is one root cause; the run's failing records are matched to its entries, then clustered as
+diagnosis: each distinct cause of the backend's expectations file (an entry's ``cause``, else its
+reason; each hand-checked on a tiny model) is one root cause; the run's failing records are matched to its entries, then clustered as
 the report clusters them, once with their diagnoses and once without.
 
-    python -m tests.diagnosis_trial RESULTS.json EXPECTATIONS.yaml [BACKEND]
+    python -m tests.diagnosis_trial RESULTS.json EXPECTATIONS.yaml|CAUSES.json [BACKEND]
+
+(CAUSES.json: a vendor trial's own attribution, item id -> root cause; items it leaves out
+count for no cause.)
 
 prints, for each, the causes shown as exactly one line that holds nothing else, the lines that
 merge two causes or more, and the lines in all.
@@ -11,6 +14,7 @@ merge two causes or more, and the lines in all.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -21,9 +25,9 @@ from conformance.report.results import failure_clusters, read_results
 
 
 def measure(records: list[dict], cause_of: dict[str, str], diagnosed: bool) -> dict:
-    failing = [r if diagnosed else {k: v for k, v in r.items() if k != "diagnosis"} for r in records]
+    failing = [r if diagnosed else {k: v for k, v in r.items() if k not in ("diagnosis", "where")} for r in records]
     lines = [c for clusters in failure_clusters(failing).values() for c in clusters]
-    causes_per_line = [{cause_of[r["id"]] for r in line.records} for line in lines]
+    causes_per_line = [{cause_of[r["id"]] for r in line.records if r["id"] in cause_of} for line in lines]
     lines_per_cause: dict[str, list[int]] = defaultdict(list)
     for index, causes in enumerate(causes_per_line):
         for cause in causes:
@@ -36,14 +40,16 @@ def measure(records: list[dict], cause_of: dict[str, str], diagnosed: bool) -> d
 def trial(results: Path, expectations: Path, backend: str | None = None) -> dict[str, dict]:
     document = read_results(results)
     backend = backend or document["items"][0]["backend"]
-    listed = load_expectations(expectations, backend)
-    records, cause_of = [], {}
-    for record in document["items"]:
-        if record["backend"] != backend or record["outcome"] not in FAILING_WORDS:
-            continue
-        entry = listed.find(record["id"])
-        cause_of[record["id"]] = " ".join(entry.reason.split()) if entry else "not in the expectations file"
-        records.append(record)
+    records = [r for r in document["items"] if r["backend"] == backend and r["outcome"] in FAILING_WORDS]
+    if expectations.suffix == ".json":
+        attributed = json.loads(expectations.read_text())
+        cause_of = {r["id"]: attributed[r["id"]] for r in records if r["id"] in attributed}
+    else:
+        details = next((b.get("details", {}) for b in document["environment"]["backends"] if b["name"] == backend), {})
+        listed = load_expectations(expectations, backend, details=details)
+        entries = {r["id"]: listed.find(r["id"]) for r in records}
+        cause_of = {i: (e.cause or " ".join(e.reason.split())) if e else "not in the expectations file"
+                    for i, e in entries.items()}
     return {"before": measure(records, cause_of, False), "after": measure(records, cause_of, True)}
 
 

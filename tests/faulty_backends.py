@@ -135,6 +135,39 @@ class WrongAtVersion12(Faulty):
         return outputs
 
 
+def _attributes(model) -> dict:
+    import onnx
+
+    return {a.name: onnx.helper.get_attribute_value(a) for a in model.graph.node[-1].attribute}
+
+
+class OneFirstLineForEveryError(Faulty):
+    """A compiler whose every exception opens with the same sentence; its own diagnostic comes
+    lines later, after a warning: one error for padded windows, another for dilated ones."""
+
+    def run(self, model, inputs):
+        attributes = _attributes(model)
+        if any(attributes.get("pads", [])):
+            raise RuntimeError(f"Error invoking the model compiler tool\nW0000 Unknown CPU vendor, using defaults\n"
+                               f"/tmp/build-{os.getpid()}/model.mlir:{len(attributes)}:7: error: failed to legalize "
+                               "operation 'stablehlo.reduce_window' with padding")
+        if any(d != 1 for d in attributes.get("dilations", [])):
+            raise RuntimeError(f"Error invoking the model compiler tool\n/tmp/build-{os.getpid()}/model.mlir:9:1: "
+                               "error: dilated windows are not supported")
+        return self.correct(model, inputs)
+
+
+class NaNMaximaAsZero(Faulty):
+    """Correct, except that a NaN maximum comes back as 0: no defect model does that."""
+
+    def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
+        y = outputs[0]
+        if y.dtype.kind == "f":
+            outputs[0] = np.where(np.isnan(y), np.zeros_like(y), y)
+        return outputs
+
+
 class ExitsOnUnpickling(np.ndarray):
     """An array that ends whatever process unpickles it: the runner must never do so."""
 

@@ -4,8 +4,11 @@ nothing its items do not show (no open question that no difference depends on)."
 
 from __future__ import annotations
 
-from conformance.report.results import cause_signature, detail_signature, failure_clusters
+from conformance.plugin import PACKAGE_DIR
+from conformance.report.results import cause_signature, detail_signature, failure_clusters, read_results
 from tests.cause_trial import trial
+
+pytest_plugins = ["pytester"]
 
 
 def _record(message: str, summary: str, shown: list[str], dtype: str = "float32", **more) -> dict:
@@ -19,12 +22,14 @@ def test_one_bug_over_element_types_and_signs_is_one_cause_with_sub_groups():
     # a -inf maximum read as 0 (int8 padded with -inf...), on float32 and int8, negative and -inf
     records = [
         _record("Y: 1 of 3 elements differ; Y[0, 0, 0]: expected -inf (0xff800000), got 0 (0x0)",
-                "Y: 1 of 3 elements differ", ["Y[0, 0, 0]: expected -inf (0xff800000), got 0 (0x0)"]),
+                "Y: 1 of 3 elements differ", ["Y[0, 0, 0]: expected -inf (0xff800000), got 0 (0x0)"],
+                where="windows over padding"),
         _record("Y: 2 of 5 elements differ; Y[0, 0, 4]: expected -3, got 0", "Y: 2 of 5 elements differ",
-                ["Y[0, 0, 4]: expected -3, got 0", "Y[0, 0, 0]: expected -2, got 0"], dtype="int8"),
+                ["Y[0, 0, 4]: expected -3, got 0", "Y[0, 0, 0]: expected -2, got 0"], dtype="int8",
+                where="windows over padding"),
     ]
     (cluster,) = failure_clusters(records)["b"]
-    assert cluster.signature == "fail: Y values differ in windows over padding"  # windows 0 and 4 reach the pads
+    assert cluster.signature == "fail: Y values differ in windows over padding"  # as the judge found them
     assert len(cluster.details) == 2  # -inf and a negative integer stay apart below
 
 
@@ -76,3 +81,28 @@ def test_failures_that_share_a_first_line_are_split_by_the_runtime_s_own_diagnos
     assert [len(c.records) for c in clusters] == [3, 2]
     assert all("Error invoking the model compiler tool" in c.signature and "error:" in c.signature for c in clusters)
     assert "/tmp/build" not in clusters[0].signature and "Unknown CPU vendor" not in clusters[0].signature
+
+
+def _clusters_of_a_run(pytester, backend: str, *selection: str) -> list:
+    out = pytester.path / "out"
+    pytester.runpytest(str(PACKAGE_DIR), f"--backend=tests.faulty_backends:{backend}", "--isolation=none",
+                       f"--report={out}", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+                       *selection)
+    return failure_clusters(read_results(out / "results.json")["items"]).get(backend, [])
+
+
+def test_a_backend_whose_every_error_opens_with_one_line_is_split_by_its_diagnostics(pytester):
+    clusters = _clusters_of_a_run(pytester, "OneFirstLineForEveryError", "-m", "version12 and maxpool", "-k", "pads or dilations")
+    errors = [c for c in clusters if c.signature.startswith("error:")]
+    assert len(errors) == 2, [c.signature for c in clusters]
+    assert {("padding" in c.signature, "dilated" in c.signature) for c in errors} == {(True, False), (False, True)}
+    assert all("<path>" in c.signature and "Unknown CPU vendor" not in c.signature for c in errors)
+
+
+def test_undiagnosed_values_are_grouped_by_the_windows_their_wrong_elements_share(pytester):
+    """A NaN maximum given as 0: the items no model reproduces (where every value is negative, the
+    model of a running maximum that starts at 0 and passes NaN over does) are one line."""
+    clusters = _clusters_of_a_run(pytester, "NaNMaximaAsZero", "-m", "version12 and maxpool", "-k", "nan and 2d")
+    undiagnosed = [c for c in clusters if not c.diagnosed]
+    assert [c.signature for c in undiagnosed] == ["fail: Y values differ in windows holding NaN"], [c.signature for c in clusters]
+    assert len({r["case"] for r in undiagnosed[0].records}) > 3  # one line over many cases and shapes

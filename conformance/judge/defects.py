@@ -78,6 +78,9 @@ class DefectModel:
     backend: type[ReferenceBackend]
     applies: Callable[[Facts], bool] = lambda facts: True  # False where the model cannot change an answer
     touches: str = "any"  # the only output it can change ("Y" or "Indices"), or "any"
+    # One bug that shows in several kernels (a runtime's scalar and vector paths): the models of a
+    # family are one line of the report, each model a part of it (FAMILIES: its title).
+    family: str | None = None
 
 
 def variant(**hooks: Callable) -> type[ReferenceBackend]:
@@ -281,11 +284,41 @@ def _index_in_padded_layout(y, indices, x, axes):
     return y, np.where(indices >= 0, flat, indices)
 
 
-def _int8_as_uint8(x, axes, storage_order, pool):
-    if x.dtype != np.int8:
-        return pool(x, axes, storage_order)
-    y, indices = pool(x.view(np.uint8), axes, storage_order)
-    return y.view(np.int8), indices
+def _bytes_compared_as(view: Any, only: Any) -> Callable:
+    """X of one-byte type ``only`` compared as the other signedness (``view``), its bits kept."""
+    def pool_viewed(x, axes, storage_order, pool):
+        if x.dtype != only:
+            return pool(x, axes, storage_order)
+        y, indices = pool(x.view(view), axes, storage_order)
+        return y.view(only), indices
+    return pool_viewed
+
+
+SENTINEL = -16777216.0  # -2^24: the lowest float32 below which every integer is no longer exact
+
+
+def _floor_at_sentinel(y, indices, x, axes):
+    if np.issubdtype(x.dtype, np.integer):
+        return y, indices
+    with np.errstate(over="ignore"):
+        return np.maximum(y.astype(np.float64), SENTINEL).astype(x.dtype), indices
+
+
+def _kernel_clipped_to_padded_input(axes, auto_pad, ceil_mode):
+    """A kernel longer than the padded input is clipped to it before the size formula: one window."""
+    return [dataclasses.replace(a, out=1) if a.extent > a.pad_begin + a.size + a.pad_end else a for a in axes]
+
+
+def _only_two_axes_pooled(axes, auto_pad, ceil_mode):
+    return list(axes[:2]) + [Axis(a.size, 1, 1, 1, 0, 0, a.size) for a in axes[2:]]
+
+
+def _begin_pads_on_both_sides(attrs: dict) -> dict:
+    pads = attrs.get("pads")
+    if not pads:
+        return attrs
+    rank = len(pads) // 2
+    return with_attributes(attrs, pads=list(pads[:rank]) * 2)
 
 
 def _subnormals_flushed(y, indices, x, axes):
@@ -361,6 +394,11 @@ def _pads(facts: Facts) -> bool:
         a.get("ceil_mode", 0) == 1
 
 
+def _asymmetric(facts: Facts) -> bool:
+    pads = facts.attributes.get("pads") or []
+    return len(pads) % 2 == 0 and pads[:len(pads) // 2] != pads[len(pads) // 2:]
+
+
 def _floating(facts: Facts) -> bool:
     return facts.dtype is not None and (np.issubdtype(facts.dtype, np.floating) or facts.dtype == ml_dtypes.bfloat16)
 
@@ -369,6 +407,7 @@ def _of(dtype: Any) -> Callable[[Facts], bool]:
     return lambda facts: facts.pools and facts.dtype == dtype
 
 
+FAMILIES = {"finite_value_for_minus_inf": "a finite value stands in for -inf"}
 SEEN_FUZZ = "the fuzz's self-test and the mutation self-test (a variant built as a plausible kernel bug)"
 
 DEFECTS: list[DefectModel] = [
@@ -419,21 +458,40 @@ DEFECTS: list[DefectModel] = [
     DefectModel("auto_pad_ignored", "auto_pad is read but explicit pads (none) are used", SEEN_FUZZ,
                 geometry(lambda a: with_attributes(a, auto_pad="NOTSET")),
                 lambda f: f.onnx_pool and f.attributes.get("auto_pad", "NOTSET") not in ("NOTSET", "")),
+    DefectModel("kernel_clipped_to_padded_input",
+                "a kernel longer than the padded input is clipped to it: one window over the whole input, where "
+                "the documents give none", "MNN 3.6.1, a vendor trial (ShapePool takes min(kernel, padded input))",
+                axes_result(_kernel_clipped_to_padded_input), lambda f: f.onnx_pool),
+    DefectModel("only_two_spatial_axes_pooled",
+                "only the first two spatial axes are pooled: a 2-D kernel takes every rank above it",
+                "MNN 3.6.1, a vendor trial (four spatial axes take its 2-D path)",
+                axes_result(_only_two_axes_pooled), lambda f: f.onnx_pool and len(f.attributes.get("kernel_shape", [])) > 2),
+    DefectModel("begin_pads_on_both_sides", "the begin pads are applied on both sides; the end pads are ignored",
+                "MNN 3.6.1, a vendor trial (its 3-D pooling reads three pads)",
+                geometry(_begin_pads_on_both_sides), lambda f: f.onnx_pool and _asymmetric(f)),
     DefectModel("padding_is_zero", "padding takes part in the maximum with the value 0",
                 SEEN_FUZZ, pooled(_zero_padding), lambda f: f.pools and _pads(f)),
     DefectModel("padding_is_lowest_finite",
                 "padding takes part in the maximum with the lowest finite value: -inf maxima next to padding come back finite",
-                SEEN_FUZZ, pooled(padding_at_lowest_finite(False)), lambda f: f.pools and _pads(f) and _floating(f), touches="Y"),
+                SEEN_FUZZ, pooled(padding_at_lowest_finite(False)), lambda f: f.pools and _pads(f) and _floating(f),
+                touches="Y", family="finite_value_for_minus_inf"),
     DefectModel("last_axis_padding_is_lowest_finite",
                 "padding along the last spatial axis takes part in the maximum with the lowest finite value (the "
                 "other axes' windows are clipped): -inf maxima next to it come back finite",
                 "ONNX Runtime's float32 MaxPool without Indices (expectations/ort.yaml, maximum_equals_pad_value)",
-                pooled(padding_at_lowest_finite(True)), lambda f: f.pools and _pads(f) and _floating(f), touches="Y"),
+                pooled(padding_at_lowest_finite(True)), lambda f: f.pools and _pads(f) and _floating(f),
+                touches="Y", family="finite_value_for_minus_inf"),
     DefectModel("padding_wins_at_lowest", "padding takes part with the lowest value and wins ties, so indices point at it",
                 SEEN_FUZZ, with_results(_padding_wins_at_lowest), lambda f: f.pools and f.wants_indices and _pads(f), touches="Indices"),
     DefectModel("accumulator_starts_at_lowest_finite", "the running maximum starts at the lowest finite value, so -inf never wins",
                 "OpenVINO's reference (max_pool.hpp seeds with std::numeric_limits<T>::lowest())",
-                with_results(_floor_at_lowest_finite), lambda f: f.pools and _floating(f), touches="Y"),
+                with_results(_floor_at_lowest_finite), lambda f: f.pools and _floating(f),
+                touches="Y", family="finite_value_for_minus_inf"),
+    DefectModel("accumulator_starts_at_sentinel",
+                "the running maximum starts at the sentinel -2^24, so maxima below it come back as -16777216",
+                "MNN 3.6.1, a vendor trial (poolingMax's MAXVALUE template argument)",
+                with_results(_floor_at_sentinel), lambda f: f.pools and _floating(f), touches="Y",
+                family="finite_value_for_minus_inf"),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
                 lambda f: f.pools and _floating(f), touches="Y"),
@@ -463,7 +521,11 @@ DEFECTS: list[DefectModel] = [
     DefectModel("float16_computed_as_float32", "float16 inputs give float32 outputs", SEEN_FUZZ,
                 with_results(lambda y, i, x, a: (y.astype(np.float32) if y.dtype == np.float16 else y, i)), _of(np.float16), touches="Y"),
     DefectModel("int8_compared_unsigned", "int8 values are compared as unsigned bytes",
-                "a vendor trial of a runtime new to us (issue 38: unsigned compared as signed)", pooled(_int8_as_uint8), _of(np.int8)),
+                "a vendor trial of a runtime new to us (issue 38: unsigned compared as signed)",
+                pooled(_bytes_compared_as(np.uint8, np.int8)), _of(np.int8)),
+    DefectModel("uint8_compared_signed", "uint8 values are compared as signed bytes: 128 and above lose to smaller values",
+                "MNN 3.6.1, a vendor trial (its one-byte kernel, CPUPoolInt8, compares int8)",
+                pooled(_bytes_compared_as(np.int8, np.uint8)), _of(np.uint8)),
     DefectModel("bfloat16_through_float16", "bfloat16 is pooled through float16, losing its range", SEEN_FUZZ,
                 through(np.float16, ml_dtypes.bfloat16), _of(ml_dtypes.bfloat16)),
     DefectModel("float64_through_float32", "float64 is pooled through float32", "OpenVINO's CPU plugin (expectations/openvino.yaml)",
@@ -504,3 +566,9 @@ DEFECTS: list[DefectModel] = [
                 lambda f: f.domain == OPENVINO_DOMAIN and f.has("dilations") and any(d != 1 for d in f.attributes["dilations"])),
 ]
 BY_NAME = {d.name: d for d in DEFECTS}
+
+
+def family_of(name: str) -> str | None:
+    """The family of a diagnosis's name: a single model's (not one under a reading, nor a pair)."""
+    model = BY_NAME.get(name)
+    return model.family if model is not None else None

@@ -31,10 +31,12 @@ class Expectation:
     link: str | None
     where: str  # file:line of the entry
     flaky: bool = False  # fails so in some runs only: a pass is no xpass
+    cause: str | None = None  # the root cause it is one of: entries of one cause share the name
 
     def as_json(self) -> dict[str, str | None]:
+        cause = {"cause": self.cause} if self.cause else {}
         return {"match": self.match, "outcome": self.outcome.value, "reason": self.reason,
-                "link": self.link, "where": self.where}
+                "link": self.link, "where": self.where, **cause}
 
 
 class Expectations:
@@ -138,5 +140,5 @@ def _load(file: Path, schema: str, backend: str, fallback: str | None, details: 
         where = f"{file}:{source.line(('entries', index))}"
         outcome = Outcome(entry.get("outcome", Outcome.SKIPPED.value))
         entries.append(Expectation(entry["match"], outcome, entry["reason"], entry.get("link"), where,
-                                   bool(entry.get("flaky", False))))
+                                   bool(entry.get("flaky", False)), entry.get("cause")))
     return Expectations(entries, file)

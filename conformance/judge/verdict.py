@@ -26,6 +26,7 @@ from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinRefused, refused_twin, run_on_copies
 from .diagnosis import diagnose
+from .where import differences_lie
 from .oracle import SuiteError, consult, derive
 
 SHOWN_MISMATCHES = 8
@@ -68,6 +69,8 @@ class Verdict:
     flaky: bool = False  # a crash that some rerun of the item did not meet (--conformance-rerun-crashes)
     # fail: the defect models that reproduce the backend's outputs exactly (judge/diagnosis.py)
     diagnosis: list[str] = field(default_factory=list)
+    # fail, undiagnosed: the class of input window every wrong element's shares (judge/where.py)
+    where: str | None = None
 
     def __post_init__(self) -> None:
         """What a backend said reaches terminals and reports inert: no escape sequence, no control."""
@@ -122,9 +125,10 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         def reproduces(outputs: Sequence[np.ndarray], got: Sequence[Any]) -> bool:
             return _matches(item, written, outputs, got)
         readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
-        return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches,
-                       diagnosis=diagnose(item, oracle.model, inputs, actual, reproduces, readings,
-                                          {m.output for m in mismatches}, [expected[o.name] for o in item.outputs]))
+        wanted = [expected[o.name] for o in item.outputs]
+        diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, {m.output for m in mismatches}, wanted)
+        where = None if diagnosis else differences_lie(item, inputs, wanted, actual, same_bits)
+        return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches, diagnosis=diagnosis, where=where)
 
     # Some questions leave only values open: the documents still fix shapes and element types.
     form = [m for m in mismatches if m.of_form]

@@ -172,6 +172,8 @@ class ConformanceItem(pytest.Item):
             self.record["readings"] = verdict.readings
         if verdict.diagnosis:
             self.record["diagnosis"] = verdict.diagnosis
+        if verdict.where:
+            self.record["where"] = verdict.where
         if verdict.mismatches:
             self.record["diff"] = [m.as_json() for m in verdict.mismatches]
         elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections import defaultdict
 from typing import Any
 
 import yaml
@@ -13,30 +12,25 @@ import yaml
 from ..judge.verdict import first_line
 from ..outcomes import BACKEND_FAILURES, Outcome
 from ..judge.diagnosis import titles
-from .results import line_diagnoses, shorten
-
-DIAGNOSIS = "diagnosis:"
+from .results import failure_clusters, line_diagnoses, shorten
 
 
 def draft_expectations(document: dict[str, Any], backend: str) -> str:
-    """A first expectations file for ``backend`` from a run. Wrong items one defect model reproduces
-    share its entries, its title as their reason; other wrong items with the same outcome and the
-    same start of message (digits aside) share an entry, under the broadest globs that match no
-    item the entry must not reach. The reasons are the run's messages: rewrite them as causes."""
+    """A first expectations file for ``backend`` from a run: the entries of each line of the
+    report's failures by cause (``failure_clusters``) under the broadest globs that match no item
+    the entry must not reach. A line one defect model reproduces has its title as the reason and
+    its name as the cause; the reason of another line is its signature and an example message:
+    rewrite it as the cause."""
     items = [r for r in document["items"] if r["backend"] == backend]
     if not items:
         raise ValueError(f"the run has no items of backend {backend!r}")
     wrong_words = {o.value for o in BACKEND_FAILURES}
-    diagnosed = line_diagnoses([r for r in items if r["outcome"] in wrong_words])
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for record in items:  # one entry per diagnosis, else per outcome and start of message
-        if record["outcome"] in wrong_words:
-            name = diagnosed.get((backend, record["id"]))
-            key = f"{DIAGNOSIS}{name}" if name else re.sub(r"\d+", "#", first_line(record["message"], "no message"))[:80]
-            groups[record["outcome"], key].append(record)
+    lines = failure_clusters([r for r in items if r["outcome"] in wrong_words]).get(backend, [])
+    chosen = line_diagnoses([r for line in lines for r in line.records])
     entries: list[dict[str, Any]] = []
     listed: set[str] = set()
-    for (outcome, key), wrong in groups.items():
+    for line in lines:
+        wrong = line.records
         uncovered = dict.fromkeys(r["id"] for r in wrong)
         # A glob may reach the items of earlier entries (the first match wins) and those an
         # expectation leaves alone (unsupported, divergent).
@@ -54,17 +48,20 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
                     best, covered = glob, hits
             for item_id in covered:
                 del uncovered[item_id]
-            if key.startswith(DIAGNOSIS):
-                name = key.removeprefix(DIAGNOSIS)
-                reason = f"{titles([name])[0]} (reproduced exactly by the defect model {name})"
+            name = chosen.get((backend, first["id"])) if line.diagnosed else None
+            entry = {"match": best, "outcome": first["outcome"]}
+            if name:
+                entry.update(reason=f"{titles([name])[0]} (reproduced exactly by the defect model {name})", cause=name)
             else:
-                reason = shorten(first_line(first["message"], "no message"), 300)
-            entries.append({"match": best, "outcome": outcome, "reason": reason})
+                example = shorten(first_line(first["message"], "no message"), 200)
+                entry["reason"] = f"{line.signature.partition(': ')[2]} (for example: {example})"
+            entries.append(entry)
     version = next(b["version"] for b in document["environment"]["backends"] if b["name"] == backend)
     draft = {"backend": backend, "tested_with": version, "entries": entries}
     header = (f"# Drafted by `conformance expectations` from the run of {document['started']}:\n"
-              "# the reasons are the defect models that reproduce the items, else the run's messages;\n"
-              "# replace those with the causes.\n")
+              "# one entry per line of the report's failures by cause (several where one glob cannot\n"
+              "# cover a line); the reasons are the defect models that reproduce the items, else the\n"
+              "# lines' signatures: replace those with the causes.\n")
     return header + yaml.safe_dump(draft, sort_keys=False, width=100, allow_unicode=True)
 
 

@@ -271,27 +271,29 @@ def diagnosed_signature(outcome: str, names: list[str]) -> str:
 
 
 def cause_signature(record: Record, diagnosis: str | None = None) -> str:
-    """A diagnosed failure's cause is its defect model (``diagnosis``: the one of the record's
-    models its line is named after, by default its first), whatever outputs it touched.
+    """A diagnosed failure's cause is its defect model (``diagnosis``: the one its line is named
+    after, ``line_diagnoses``; by default the record's first), whatever outputs it touched.
 
     Otherwise: what differs structurally, the same for every item one root bug hits however its values,
     signs and element types vary: the first output that differs and how (its values, its form, its
-    indices), and for values whether every shown difference sits in a window over padding; for a
+    indices), and the class of window its wrong elements share (``where``: NaN, over padding...); for a
     refusal, a crash or an accepted invalid model, the message without numbers, element types,
-    quotes or parenthesized details. Nothing in it names an open question: no item's difference
+    quotes or parenthesized details, and whether the model was an invalid one. Nothing in it names an open question: no item's difference
     depends on one where no reading gives it."""
     names = record.get("diagnosis") or []
     if names:
-        return diagnosed_signature(record["outcome"], [diagnosis if diagnosis is not None and diagnosis in names else names[0]])
+        return diagnosed_signature(record["outcome"], [diagnosis or names[0]])
     diffs = record.get("diff")
     if diffs:
         first = diffs[0]
         kind = next((label for words, label in DIFFERENCES if words in first["summary"]), "differs")
-        where = " in windows over padding" if kind == "values differ" and _over_padding(record, first) else ""
+        where = f" in {record['where']}" if record.get("where") else ""
         return f"{record['outcome']}: {first['output']} {kind}{where}"
     if record.get("message", "").startswith(ACCEPTED):  # one missing check or many: the rule is the detail
         return f"{record['outcome']}: {ACCEPTED}"
     text = diagnostic(record)
+    text = re.sub(CHECK_FAILED, "", text)  # the code of a failed check, where its message follows it
+    text = re.sub(r"\b(?:Nhwc)?Max(?:Pool|Unpool)\b", "<op>", text)  # one check, met by two operators
     text = re.sub(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}", "<path>", text)  # a file path, anywhere in it
     text = re.sub(r"\b0x[0-9a-fA-F]+\b", "#", text)
     text = re.sub(r"\[[^\]]*\]", "[…]", text)  # a command line, a shape
@@ -299,9 +301,15 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\([^()]*\)", "(…)", text)
     text = ELEMENT_TYPE_NAMES.sub("<type>", text)
-    return f"{record['outcome']}: " + " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
+    invalid = " on an invalid model" if record.get("expected") == "reject" else ""  # a check missing, not a kernel bug
+    return f"{record['outcome']}{invalid}: " + " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
 
 
+# A failed check as C++ runtimes report it: its source location, its function and its condition
+# (ONNX Runtime's ORT_ENFORCE: "pool_attributes.h:124 onnxruntime::...SetOutputSize(...) const
+# input_shape.Size() > 0 || ... was false. Invalid input shape."). The code differs between the
+# kernels that share a check; the message after it is the runtime's own words.
+CHECK_FAILED = re.compile(r"\S+\.(?:h|hh|hpp|c|cc|cpp|cxx):\d+\s.*? was false\.\s*(?=\S)")
 # Lines a runtime writes before its error that say nothing of it: its warnings and a traceback's frames.
 NOISE = re.compile(r"(?i)^(?:warning\b|\S*warning:|w\d{4}\b|\[w |unknown cpu vendor|traceback \(most recent call|"
                    r"file \"|raised at |\^+$|during handling of|the above exception|the backend's output meanwhile)")
@@ -322,28 +330,6 @@ def diagnostic(record: Record) -> str:
                  lines[0] if lines else message)
     later = next((line for line in lines if SPECIFIC.search(line) and line not in first), None)
     return f"{first} … {later}" if later else first
-
-
-def _over_padding(record: Record, diff: dict[str, Any]) -> bool:
-    """Whether the window of every differing position the diff shows reaches past the input (False
-    where that cannot be told: MaxUnpool, an unknown layout)."""
-    from ..semantics import GeometryError, node_axes
-
-    inputs = record.get("inputs") or []
-    if record.get("op", "").endswith("MaxUnpool") or not inputs:
-        return False
-    channels_last = record.get("domain") in ("com.ms.internal.nhwc", "com.microsoft")
-    spatial = (lambda shape: shape[1:-1]) if channels_last else (lambda shape: shape[2:])
-    shown = [re.match(r"\w+\[([\d, ]+)\]", line) for line in diff.get("shown", [])]
-    positions = [spatial([int(v) for v in m.group(1).split(",")]) for m in shown if m]
-    try:
-        axes = node_axes(record["domain"], record.get("attributes", {}), spatial(inputs[0]["shape"]))
-    except (GeometryError, KeyError, TypeError, ValueError):
-        return False
-    if not positions or any(len(p) != len(axes) for p in positions):
-        return False
-    return all(any(o >= a.out or not all(0 <= q < a.size for q in a.positions(o)) for a, o in zip(axes, p))
-               for p in positions)
 
 
 @dataclass
@@ -387,27 +373,50 @@ class Cluster:
 
 def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
-    reproduce it, the one that reproduces most of its backend's records."""
+    reproduce it, the one that reproduces most of its backend's records. A record only pairs
+    reproduce joins the line of a pair's rarer model that reproduces some record alone (two bugs
+    at once: the rarer is what sets the item apart; the other has its own line), else the pair's."""
+    from ..judge.diagnosis import SEPARATOR
+
     reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
-    return {(r["backend"], r["id"]): max(r["diagnosis"], key=lambda n: (reach[r["backend"], n], -r["diagnosis"].index(n)))
-            for r in records if r.get("diagnosis")}
+
+    def line(backend: str, names: list[str]) -> str:
+        best = max(names, key=lambda n: (reach[backend, n], -names.index(n)))
+        if SEPARATOR not in best:
+            return best
+        alone = [part for part in best.split(SEPARATOR) if reach[backend, part]]
+        return min(alone, key=lambda part: reach[backend, part]) if alone else best
+
+    return {(r["backend"], r["id"]): line(r["backend"], r["diagnosis"]) for r in records if r.get("diagnosis")}
 
 
 def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
-    """Each backend's failing items clustered by cause: diagnosed items by defect model, the
-    others by cause signature; the diagnosed lines first, then the largest. An item that several
-    models reproduce joins the line of the one that reproduces most of the backend's items."""
+    """Each backend's failing items clustered by cause: diagnosed items by defect model (the models
+    of one family, one bug in several kernels, share a line), the others by cause signature; the
+    diagnosed lines first, then the largest. An item that several models reproduce joins the line
+    of the one that reproduces most of the backend's items."""
+    from ..judge.defects import FAMILIES, family_of
+
     failing = [r for r in items if r["outcome"] in FAILING_WORDS]
     chosen = line_diagnoses(failing)
     grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in failing:
-        grouped[r["backend"], cause_signature(r, chosen.get((r["backend"], r["id"])))].append(r)
+        name = chosen.get((r["backend"], r["id"]))
+        family = family_of(name) if name else None
+        key = f"{r['outcome']}: {DIAGNOSED}{FAMILIES[family]}" if family else cause_signature(r, name)
+        grouped[r["backend"], key].append(r)
     for (backend, signature), records in list(grouped.items()):  # name every model that reproduces the whole line
         if DIAGNOSED in signature:
-            line = chosen[backend, records[0]["id"]]
-            shared = [n for n in records[0]["diagnosis"] if n != line and all(n in r["diagnosis"] for r in records)]
-            if shared:
-                grouped[backend, diagnosed_signature(records[0]["outcome"], [line, *shared])] = grouped.pop((backend, signature))
+            names = list(dict.fromkeys(chosen[backend, r["id"]] for r in records))
+            shared = [n for n in records[0]["diagnosis"] if n not in names and all(n in r["diagnosis"] for r in records)]
+            if family_of(names[0]):
+                renamed = f"{signature} ({', '.join(sorted(names + shared))})"
+            else:
+                renamed = diagnosed_signature(records[0]["outcome"], [names[0], *shared]) if shared else signature
+            paired = sum(1 for r in records if not set(names) & set(r["diagnosis"]))
+            if paired:  # two bugs at once: the other model has a line of its own
+                renamed += f"; {paired} of its items with another defect model (each item's diagnosis names both)"
+            grouped[backend, renamed] = grouped.pop((backend, signature))
     clusters: dict[str, list[Cluster]] = defaultdict(list)
     for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
