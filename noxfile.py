@@ -58,8 +58,9 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session
 def nightly(session: nox.Session) -> None:
-    """Every backend that loads, against the known-failure lists; then what changed since last time."""
-    session.install("-e", ".[all]")
+    """Every backend that loads, against the known-failure lists; then what changed since last time,
+    and the scoreboard with the history of every nightly."""
+    session.install("-e", ".[all,sweep]")
     backends = session.run("conformance", "backends", "--names", silent=True).strip().split(",")
     if "ort" in backends:  # ONNX Runtime's NCHWc kernels run only from optimization level `layout` up
         backends.append("ort[optimization=disabled]")
@@ -72,6 +73,18 @@ def nightly(session: nox.Session) -> None:
     if earlier:
         session.run("conformance", "compare", str(earlier[-1] / "results.json"), str(today / "results.json"),
                     "--markdown", str(today / "compare.md"), success_codes=[0, 1])
+    # the scoreboard of tonight's backends, with every nightly's counts plotted beside them
+    session.run("conformance", "scoreboard", str(today / "results.json"), "-o", str(REPORTS / "scoreboard"),
+                "--history", str(REPORTS / "history.jsonl"))
+
+
+@nox.session
+def sweep(session: nox.Session) -> None:
+    """Every minor release of ONNX Runtime (from 1.15) and OpenVINO (from 2023.0), a cell each, and
+    their scoreboard (reports/sweep/scoreboard/index.html); cells that ran on this suite are reused."""
+    session.install("-e", ".[sweep]")
+    session.run("conformance", "sweep", "sweeps/releases.yaml", "--out", "reports/sweep",
+                "--history", "reports/sweep/history.jsonl", *session.posargs, success_codes=[0, 1])
 
 
 @nox.session

@@ -11,6 +11,9 @@
     conformance coverage [--output FILE]           behaviour classes x path selectors, and the depth axes (docs/coverage.md)
     conformance fuzz --backend=NAME [--budget N]   differential fuzzing; shrinks and clusters what it finds
     conformance repro ITEM_ID --backend=NAME       the standalone, upstream-ready script of one item
+    conformance sweep SWEEP.yaml                   the suite on every release of each runtime; the scoreboard
+    conformance bisect ITEM_ID --sweep SWEEP.yaml  the first release of a sweep where an item's outcome changes
+    conformance scoreboard RESULTS.json... -o DIR  the scoreboard of runs of several releases
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from .backends import load_backend, registered_backends
 from .export import export
 from .fuzz import command as fuzz_command
 from . import repro
+from .sweep import command as sweep_command
 from .judge import lock
 from .judge.expectations import file_names
 from .load.cases import CaseError, bundled_case_dir, escaped
@@ -78,6 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     fuzz_command.add_parser(commands)
     repro.add_parser(commands)
+    sweep_command.add_parsers(commands)
+    board = commands.add_parser("scoreboard", help="the scoreboard (index.html, scoreboard.json) of runs of several releases")
+    board.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json|CELL_DIR",
+                       help="runs' results.json, or a sweep's cell directories (a cell that did not run is listed as such)")
+    board.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    board.add_argument("--history", type=Path, default=None, metavar="FILE",
+                       help="append the runs' outcome counts to FILE (JSON lines) and plot the nightlies")
 
     args = parser.parse_args(argv)
     try:
@@ -101,7 +112,8 @@ class OutputError(ValueError):
 def _check_outputs(args: argparse.Namespace) -> None:
     """Every path a command will write, checked before any work: a directory where a file goes,
     a file where a directory goes, a parent that cannot be made or written."""
-    directories = {"report": ["output"], "export": ["target"], "fuzz": ["out", "report"], "expectations": ["into"]}
+    directories = {"report": ["output"], "export": ["target"], "fuzz": ["out", "report"], "expectations": ["into"],
+                   "sweep": ["out"], "bisect": ["out"], "scoreboard": ["output"]}
     files = {"compare": ["markdown"], "registry": ["output"], "expectations": ["output"]}
     for names, directory in ((directories, True), (files, False)):
         for name in names.get(args.command, []):
@@ -130,6 +142,14 @@ def _command(args: argparse.Namespace) -> int:
         return fuzz_command.main(args)
     if args.command == "repro":
         return repro.main(args)
+    if args.command in ("sweep", "bisect"):
+        return sweep_command.main(args)
+    if args.command == "scoreboard":
+        from .sweep.cells import read_cells
+        results, not_run = read_cells(args.results)
+        from .report.scoreboard import write_scoreboard
+        print(f"wrote {write_scoreboard(results, args.output, not_run, history=args.history)}")
+        return 0
     if args.command == "coverage":
         from .report.axes import render as render_axes
         from .report.coverage import render as render_coverage

@@ -6,7 +6,8 @@ item's model and inputs; a model whose outputs equal the backend's on every outp
 several do, all are named; where none does, each model under another reading of the item's open
 questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
 first's built on the second's, in both orders then), those only whose single answers together
-change every element the backend got wrong, at most ``PAIR_LIMIT`` of them. A model is never named on a likeness: only an
+change every element the backend got wrong (where a shape is wrong, those first one of whose
+models gives the backend's shapes), at most ``PAIR_LIMIT`` of them. A model is never named on a likeness: only an
 exact reproduction counts.
 """
 
@@ -75,7 +76,9 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
             answered[d.name] = outputs_of(d.backend)
     pairs = [(a, b) for a, b in itertools.permutations(relevant, 2)
              if (a.name < b.name or hooks(a.backend) & hooks(b.backend))  # the order matters where both replace a hook
-             and _together(answered[a.name], answered[b.name], actual, expected)][:PAIR_LIMIT]
+             and _together(answered[a.name], answered[b.name], actual, expected)]
+    # Where the shapes are wrong, the pairs one of whose models gives the backend's shapes first.
+    pairs = sorted(pairs, key=lambda pair: -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual))[:PAIR_LIMIT]
     return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
             if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
 
@@ -99,6 +102,12 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
         helps[0] |= bool(by_a.any())
         helps[1] |= bool(by_b.any())
     return all(helps)
+
+
+def _shapes_given(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any]) -> int:
+    """How many of the backend's output shapes either model gives."""
+    return sum(any(o is not None and len(o) > i and o[i].shape == np.shape(got) for o in (first, second))
+               for i, got in enumerate(actual))
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -130,6 +130,9 @@ class ConformanceItem(pytest.Item):
         """Built when the item runs: a run selecting one item with -k builds one."""
         record = item_record(self.item, self.config.stash[STATE].case_dir)
         record.update(backend=self.target.backend.name, backend_version=self.target.backend.version)
+        label = self.config.stash[STATE].label
+        if label:
+            record["label"] = label
         return record
 
     def setup(self) -> None:

@@ -53,6 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-shard", default=None, metavar="I/N",
                     help="run the I-th of N deterministic shards of the items (1 <= I <= N), split by item id, "
                          "so that N machines or CI jobs run the suite between them")
+    group.addoption("--conformance-label", default=None, metavar="LABEL",
+                    help="name the run (ort@1.15.1): every record and the report carry it, and reports that merge "
+                         "runs keep each label's results apart (conformance sweep labels its cells so)")
     group.addoption("--conformance-limit", action="append", default=[], metavar="NAME=N",
                     help="raise (or lower) a budget of case-file reading, repeatable: "
                          + ", ".join(LIMIT_NAMES) + " (docs/case-format.md: budgets)")

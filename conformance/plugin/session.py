@@ -119,7 +119,10 @@ class SuiteSession:
         self.targets = [self._target(spec) for spec in split_specs(config.getoption("backend"))]
         if len({t.spec for t in self.targets}) != len(self.targets):
             raise pytest.UsageError("--backend names a backend twice")
-        self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir)
+        self.label = config.getoption("conformance_label")
+        if self.label is not None and not re.fullmatch(r"[\w.+@=,\[\]-]{1,100}", self.label):
+            raise pytest.UsageError(f"--conformance-label {self.label!r}: letters, digits and . + @ = , [ ] - _ only, up to 100")
+        self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir, self.label)
         self.finished = self.interrupted = False
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
         self.expansions = expansion_cache(config, self.case_dir, self.limits)
@@ -310,7 +313,7 @@ class SuiteSession:
         if item is None or target is None:
             return None
         return dict(item_record(item, self.case_dir), backend=target.backend.name,
-                    backend_version=target.backend.version)
+                    backend_version=target.backend.version, **({"label": self.label} if self.label else {}))
 
 
 def report_record(report) -> dict | None:

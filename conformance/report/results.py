@@ -68,7 +68,7 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
         documents.append(read_results(path, budget))
         budget -= Path(path).stat().st_size
     if len(documents) > 1:
-        _label_releases(documents)
+        _label_runs(documents)
     merged = dict(documents[0])
     if len(documents) > 1:
         merged["environment"] = dict(documents[0]["environment"],
@@ -82,10 +82,19 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
     return merged
 
 
-def _label_releases(documents: list[dict[str, Any]]) -> None:
-    """Runs of one backend at several releases, merged, stay apart: where a backend's name comes
-    with more than one version, each of its records and its header take ``name@version``
-    (``ort@1.15.1``) as their backend, so that the report gives each release a column of its own."""
+def _label_runs(documents: list[dict[str, Any]]) -> None:
+    """Runs merged stay apart: a labelled run's backend takes its label (``ort@1.15.1``;
+    ``name@label`` where the run had several backends); otherwise, where a backend's name comes
+    with more than one version, each of its records and its header take ``name@version``, so
+    that the report gives each release a column of its own."""
+    for document in documents:
+        label = document["environment"].get("label")
+        if label:
+            several = len(document["environment"]["backends"]) > 1
+            named = {b["name"]: f"{b['name']}@{label}" if several else label for b in document["environment"]["backends"]}
+            document["environment"] = dict(document["environment"], backends=[
+                dict(b, name=named[b["name"]]) for b in document["environment"]["backends"]])
+            document["items"] = [dict(r, backend=named.get(r["backend"], r["backend"])) for r in document["items"]]
     versions: dict[str, set[str]] = defaultdict(set)
     for document in documents:
         for backend in document["environment"]["backends"]:

@@ -31,8 +31,10 @@ HTML_FILE = "report.html"
 MARKDOWN_FILE = "summary.md"
 
 
-def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Path) -> dict[str, Any]:
-    """``backends``: (the backend, what runs it) pairs; the runner adds its isolation settings."""
+def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Path,
+                label: str | None = None) -> dict[str, Any]:
+    """``backends``: (the backend, what runs it) pairs; the runner adds its isolation settings;
+    ``label``: the run's name (--conformance-label)."""
     from .. import __version__
 
     described = []
@@ -50,6 +52,7 @@ def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Pa
         "platform": platform.platform(),
         "seed": seed,
         "cases": _shown(case_dir),
+        **({"label": label} if label else {}),
     }
 
 

@@ -1,0 +1,269 @@
+"""The scoreboard of a sweep: one static page (index.html, no script, nothing fetched) and its JSON.
+
+- regressions between consecutive releases of each runtime, at the top;
+- a grid of runtime x release (newest first) x operator version, with outcome counts;
+- per cause (the report's failure lines: a defect model where one reproduces the items, else the
+  runtime's own diagnostic), the releases that have it: first seen, last seen, fixed in;
+- each runtime's outcomes over its releases, and over the nightlies of the history file, as
+  SVG drawn by matplotlib.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections import Counter, defaultdict
+from html import escape
+from pathlib import Path
+from typing import Any, Iterable
+
+from packaging.version import InvalidVersion, Version
+
+from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
+from .results import ResultsError, failure_clusters, read_results, shorten
+from .html import STYLE
+from .writer import write_atomically
+
+MAX_HISTORY_BYTES = 16 * 1024 * 1024
+WRONG = {o.value for o in BACKEND_FAILURES}
+
+
+def _release_order(version: str):
+    try:
+        return (1, Version(version))
+    except InvalidVersion:
+        return (0, version)
+
+
+class Run:
+    """One backend's results at one release (a sweep's cell, or one backend of a nightly's run)."""
+
+    def __init__(self, path: Path, document: dict[str, Any], backend: dict[str, Any], several: bool):
+        self.runtime = backend["name"]
+        self.release = str(backend["version"])
+        label = document["environment"].get("label")
+        self.label = (f"{self.runtime}@{label}" if several else label) if label else f"{self.runtime}@{self.release}"
+        self.path = path
+        items = [r for r in document["items"] if r["backend"] == self.runtime]
+        # a known failure (xfail) is the failure its expectation lists: the cause is there all the same
+        self.records = [dict(r, outcome=r["expectation"]["outcome"]) if r["outcome"] == Outcome.XFAIL.value
+                        and isinstance(r.get("expectation"), dict) else r for r in items]
+        self.summary = Counter(r["outcome"] for r in items)
+
+
+def runs_of(path: Path) -> list[Run]:
+    document = read_results(path)
+    backends = document["environment"]["backends"]
+    return [Run(path, document, backend, len(backends) > 1) for backend in backends]
+
+
+def _op_version(record: dict) -> str:
+    return f"{record['op']}-{record['version']}"
+
+
+def build(runs: list[Run], failed_cells: list[dict[str, Any]], history: list[dict[str, Any]]) -> dict[str, Any]:
+    by_runtime: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_runtime[run.runtime].append(run)
+    runtimes = {}
+    for runtime, found in sorted(by_runtime.items()):
+        found.sort(key=lambda r: _release_order(r.release))
+        runtimes[runtime] = {
+            "releases": [r.release for r in found],
+            "grid": {r.release: {ov: dict(Counter(x["outcome"] for x in records)) for ov, records in _by_op_version(r).items()}
+                     for r in found},
+            "summary": {r.release: dict(r.summary) for r in found},
+            "causes": _causes(found),
+            "regressions": _regressions(found),
+        }
+    return {"generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runtimes": runtimes,
+            "cells_not_run": failed_cells, "history": history}
+
+
+def _by_op_version(run: Run) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for record in run.records:
+        grouped[_op_version(record)].append(record)
+    return dict(sorted(grouped.items()))
+
+
+def _causes(runs: list[Run]) -> list[dict[str, Any]]:
+    """Each failure line's releases, oldest first: where it was first and last seen, and the
+    release after the last that ran its items without it (fixed in)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for index, run in enumerate(runs):
+        for clusters in failure_clusters(run.records).values():
+            for cluster in clusters:
+                cause = seen.setdefault(cluster.signature, {"signature": cluster.signature, "releases": {}, "example": None})
+                cause["releases"][run.release] = len(cluster.records)
+                smallest = cluster.smallest
+                cause["example"] = {"release": run.release, "id": smallest["id"], "script": smallest.get("script"),
+                                    "reason": (smallest.get("expectation") or {}).get("reason")}
+                cause["last_index"] = index
+                cause.setdefault("first_index", index)
+    causes = []
+    for cause in seen.values():
+        first, last = cause.pop("first_index"), cause.pop("last_index")
+        cause["first_seen"], cause["last_seen"] = runs[first].release, runs[last].release
+        cause["fixed_in"] = runs[last + 1].release if last + 1 < len(runs) else None
+        cause["gaps"] = [r.release for r in runs[first:last + 1] if r.release not in cause["releases"]]
+        causes.append(cause)
+    return sorted(causes, key=lambda c: (c["fixed_in"] is not None, -max(c["releases"].values()), c["signature"]))
+
+
+def _regressions(runs: list[Run]) -> list[dict[str, Any]]:
+    """Items that pass in a release and fail in the next, per consecutive pair, by cause."""
+    found = []
+    for older, newer in zip(runs, runs[1:]):
+        passed = {r["id"] for r in older.records if r["outcome"] == Outcome.PASS.value}
+        broken = [r for r in newer.records if r["id"] in passed and r["outcome"] in WRONG]
+        if not broken:
+            continue
+        lines = [{"signature": c.signature, "items": len(c.records), "example": c.smallest["id"]}
+                 for clusters in failure_clusters(broken).values() for c in clusters]
+        found.append({"from": older.release, "to": newer.release, "items": len(broken), "causes": lines})
+    return found
+
+
+def read_history(path: Path | None) -> list[dict[str, Any]]:
+    if path is None or not path.exists():
+        return []
+    with open(path, "rb") as f:
+        data = f.read(MAX_HISTORY_BYTES + 1)
+    if len(data) > MAX_HISTORY_BYTES:
+        raise ResultsError(f"{path}: over {MAX_HISTORY_BYTES:,} bytes")
+    entries = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise ResultsError(f"{path}:{number}: not a JSON line") from None
+        if not (isinstance(entry, dict) and isinstance(entry.get("label"), str) and isinstance(entry.get("summary"), dict)
+                and isinstance(entry.get("when"), str)):
+            raise ResultsError(f"{path}:{number}: a history line has when, label and summary")
+        entries.append(entry)
+    return entries
+
+
+def append_history(path: Path, runs: list[Run]) -> list[dict[str, Any]]:
+    """The history with this sweep's runs added (one line each), as written to ``path``."""
+    entries = read_history(path)
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    added = [{"when": when, "label": r.label, "runtime": r.runtime, "release": r.release, "summary": dict(r.summary)}
+             for r in runs]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        for entry in added:
+            f.write(json.dumps(entry) + "\n")
+    return entries + added
+
+
+def write_scoreboard(results: Iterable[Path], out: Path, failed_cells: list[dict[str, Any]] | None = None,
+                     history: Path | None = None) -> Path:
+    runs = [run for path in results for run in runs_of(path)]
+    entries = append_history(history, runs) if history is not None else []
+    board = build(runs, failed_cells or [], entries)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomically(out / "scoreboard.json", json.dumps(board, indent=1))
+    write_atomically(out / "index.html", render(board))
+    return out / "index.html"
+
+
+def _plot(board: dict[str, Any]) -> str:
+    """Inline SVG: per runtime, the outcomes of each release (stacked), and the pass counts of the
+    history's nightlies."""
+    import matplotlib
+
+    matplotlib.use("svg")
+    from matplotlib import pyplot
+
+    runtimes = board["runtimes"]
+    panels = len(runtimes) + (1 if board["history"] else 0)
+    if not panels:
+        return ""
+    figure, axes = pyplot.subplots(panels, 1, figsize=(9, 2.8 * panels), squeeze=False)
+    colours = {"pass": "#4caf50", "xfail": "#9ccc65", "divergent": "#7986cb", "unsupported": "#b0bec5",
+               "skipped": "#cfd8dc", "fail": "#e53935", "error": "#fb8c00", "crash": "#8e24aa", "timeout": "#6d4c41",
+               "xpass": "#f06292"}
+    for axis, (runtime, data) in zip(axes[:, 0], runtimes.items()):
+        bottom = [0] * len(data["releases"])
+        for word in REPORT_WORDS:
+            counts = [data["summary"][r].get(word, 0) for r in data["releases"]]
+            if any(counts):
+                axis.bar(data["releases"], counts, bottom=bottom, label=word, color=colours.get(word))
+                bottom = [b + c for b, c in zip(bottom, counts)]
+        axis.set_title(f"{runtime}: outcomes per release")
+        axis.tick_params(axis="x", labelrotation=45, labelsize=8)
+        axis.legend(fontsize=7, ncol=5, loc="lower left")
+    if board["history"]:
+        axis = axes[-1, 0]
+        series: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for entry in board["history"]:
+            series[entry["label"]].append((entry["when"], int(entry["summary"].get("pass", 0))))
+        for label, points in sorted(series.items()):
+            axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        axis.set_title("items passing, per nightly")
+        axis.tick_params(axis="x", labelrotation=30, labelsize=7)
+        axis.legend(fontsize=7, ncol=3)
+    figure.tight_layout()
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg")
+    pyplot.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def render(board: dict[str, Any]) -> str:
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Max-pooling conformance scoreboard</title>"
+             f"<style>{STYLE}</style></head><body><main>",
+             "<h1>Max-pooling conformance scoreboard</h1>",
+             f"<p class=lede>Generated {escape(board['generated'])}: "
+             + ", ".join(f"{escape(name)} ({len(data['releases'])} releases)" for name, data in board["runtimes"].items())
+             + ".</p>"]
+    if board["cells_not_run"]:
+        parts.append("<h2>Cells that did not run</h2><ul>" + "".join(
+            f"<li><b>{escape(c['label'])}</b>: {escape(c['status'])}: {escape(c['message'])}</li>"
+            for c in board["cells_not_run"]) + "</ul>")
+    parts.append("<h2 id=regressions>Regressions between consecutive releases</h2>")
+    listed = False
+    for runtime, data in board["runtimes"].items():
+        for step in reversed(data["regressions"]):
+            listed = True
+            parts.append(f"<h3>{escape(runtime)} {escape(step['from'])} &rarr; {escape(step['to'])}: "
+                         f"{step['items']} items passed before and fail now</h3><ul>" + "".join(
+                             f"<li>{escape(shorten(c['signature'], 220))}: {c['items']} items "
+                             f"(e.g. <code>{escape(c['example'])}</code>)</li>" for c in step["causes"]) + "</ul>")
+    if not listed:
+        parts.append("<p>None: no item passes in one release and fails in the next.</p>")
+    parts.append("<h2 id=plot>Outcomes over releases and nightlies</h2>" + _plot(board))
+    parts.append("<h2 id=causes>Causes and the releases that have them</h2>")
+    for runtime, data in board["runtimes"].items():
+        parts.append(f"<h3>{escape(runtime)}</h3><table><tr><th>cause</th><th>first seen</th><th>last seen</th>"
+                     "<th>fixed in</th><th>items per release</th><th>example</th></tr>")
+        for cause in data["causes"]:
+            example = cause["example"]
+            reason = f"<br><i>{escape(shorten(example['reason'], 200))}</i>" if example.get("reason") else ""
+            script = f"<br><code>{escape(example['script'])}</code>" if example.get("script") else ""
+            per_release = ", ".join(f"{escape(r)}: {n}" for r, n in cause["releases"].items())
+            gaps = f" (absent in {escape(', '.join(cause['gaps']))})" if cause["gaps"] else ""
+            parts.append(f"<tr><td>{escape(shorten(cause['signature'], 240))}</td><td>{escape(cause['first_seen'])}</td>"
+                         f"<td>{escape(cause['last_seen'])}</td><td>{escape(cause['fixed_in'] or 'not yet')}</td>"
+                         f"<td>{per_release}{gaps}</td><td><code>{escape(example['id'])}</code> "
+                         f"({escape(example['release'])}){script}{reason}</td></tr>")
+        parts.append("</table>")
+    parts.append("<h2 id=grid>Outcomes by release and operator version</h2>")
+    for runtime, data in board["runtimes"].items():
+        op_versions = sorted({ov for grid in data["grid"].values() for ov in grid})
+        parts.append(f"<h3>{escape(runtime)}</h3><table><tr><th>release</th>"
+                     + "".join(f"<th>{escape(ov)}</th>" for ov in op_versions) + "</tr>")
+        for release in reversed(data["releases"]):
+            row = data["grid"][release]
+            parts.append(f"<tr><th>{escape(release)}</th>" + "".join(
+                "<td>" + " ".join(f"<span class='badge {w}' title='{w}'>{row.get(ov, {}).get(w)} {w}</span>"
+                                  for w in REPORT_WORDS if row.get(ov, {}).get(w)) + "</td>" for ov in op_versions) + "</tr>")
+        parts.append("</table>")
+    parts.append("</main></body></html>")
+    return "\n".join(parts)

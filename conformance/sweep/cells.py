@@ -1,0 +1,159 @@
+"""Running a cell: an environment of its own (uv where it is installed, else venv and pip) with
+the suite and one release of a runtime, one run of the suite in it, and what came of it in
+``cell.json`` beside the run's report. A finished cell whose key (the release, its pins, the
+suite's revision) is unchanged is reused, not run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..report.results import ResultsError, read_results
+from .plan import Cell
+
+CELL_FILE = "cell.json"
+RESULTS = "results.json"
+MAX_CELL_BYTES = 64 * 1024
+INSTALL_TIMEOUT_S = 900
+RUN_TIMEOUT_S = 3600
+
+
+@dataclass
+class Outcome:
+    """What a cell came to: ``ran`` (its results.json beside it), ``cannot install`` or ``failed to run``."""
+
+    cell: Cell
+    status: str
+    message: str
+    seconds: float
+    reused: bool = False
+    summary: dict[str, int] | None = None
+
+    def as_json(self, key: str) -> dict[str, Any]:
+        return {"label": self.cell.label, "backend": self.cell.backend, "package": self.cell.package,
+                "version": self.cell.version, "pins": list(self.cell.pins), "key": key, "status": self.status,
+                "message": self.message, "seconds": round(self.seconds, 1), "summary": self.summary}
+
+    def line(self) -> str:
+        how = "reused" if self.reused else f"{self.seconds:.0f} s"
+        counts = ", ".join(f"{n} {o}" for o, n in sorted((self.summary or {}).items()))
+        return f"{self.cell.label:28} {self.status:14} {how:>8}  {counts or self.message}"
+
+
+def read_cells(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The results.json of each path (a file, or a cell directory that ran) and the cell.json of
+    each cell directory that did not run."""
+    results, not_run = [], []
+    for path in paths:
+        if not path.is_dir():
+            results.append(path)
+            continue
+        try:
+            with open(path / CELL_FILE, "rb") as f:
+                cell = json.loads(f.read(MAX_CELL_BYTES + 1)[:MAX_CELL_BYTES])
+        except (OSError, ValueError) as e:
+            raise ResultsError(f"{path}: not a sweep cell ({CELL_FILE}: {e})") from None
+        if not (isinstance(cell, dict) and all(isinstance(cell.get(k), str) for k in ("label", "status", "message"))):
+            raise ResultsError(f"{path / CELL_FILE}: a cell has a label, a status and a message")
+        if cell["status"] == "ran":
+            results.append(path / RESULTS)
+        else:
+            not_run.append(cell)
+    return results, not_run
+
+
+def finished(cell: Cell, directory: Path, key: str) -> Outcome | None:
+    """The cell's earlier outcome where it ran with the same key and its results still read."""
+    try:
+        with open(directory / CELL_FILE, "rb") as f:
+            kept = json.loads(f.read(MAX_CELL_BYTES + 1)[:MAX_CELL_BYTES])
+        if not isinstance(kept, dict) or kept.get("key") != key or kept.get("status") != "ran":
+            return None
+        summary = read_results(directory / RESULTS)["summary"]
+    except (OSError, ValueError, ResultsError):
+        return None  # an unreadable or foreign cell.json is a cell to run
+    return Outcome(cell, "ran", "", float(kept.get("seconds") or 0), reused=True, summary=summary)
+
+
+def run_cell(cell: Cell, directory: Path, key: str, environments: Path, root: Path) -> Outcome:
+    """Install and run ``cell`` (``root``: the suite's source, installed editable), writing its report
+    into ``directory``; the outcome is written to its cell.json too."""
+    started = time.monotonic()
+    directory.mkdir(parents=True, exist_ok=True)
+    env = environments / f"py{sys.version_info[0]}{sys.version_info[1]}-{cell.package}-{cell.version}-{_pins_name(cell)}"
+    problem = prepare(env, root, [f"{cell.package}=={cell.version}", *cell.pins])
+    if problem is not None:
+        outcome = Outcome(cell, "cannot install", problem, time.monotonic() - started)
+    else:
+        outcome = _run(cell, env, directory, root, started)
+    (directory / CELL_FILE).write_text(json.dumps(outcome.as_json(key), indent=1))
+    return outcome
+
+
+def _pins_name(cell: Cell) -> str:
+    return "-".join("".join(c if c.isalnum() or c in "." else "_" for c in pin) for pin in cell.pins) or "plain"
+
+
+def prepare(env: Path, root: Path, requirements: list[str]) -> str | None:
+    """An environment at ``env`` with the suite (editable, from ``root``) and ``requirements``;
+    None once it is ready, else the installer's own line on why not."""
+    ready = env / ".conformance-ready"
+    if ready.exists():
+        return None
+    uv = shutil.which("uv") or (str(Path(sys.executable).parent / "uv") if (Path(sys.executable).parent / "uv").exists() else None)
+    python = env / "bin" / "python"
+    if uv:
+        steps = [[uv, "venv", "-q", "--allow-existing", "--python", sys.executable, str(env)],
+                 [uv, "pip", "install", "-q", "--python", str(python), "-e", str(root), *requirements]]
+    else:
+        steps = [[sys.executable, "-m", "venv", str(env)],
+                 [str(python), "-m", "pip", "install", "-q", "-e", str(root), *requirements]]
+    for step in steps:
+        try:
+            done = subprocess.run(step, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            return f"{Path(step[0]).name} took over {INSTALL_TIMEOUT_S} s"
+        if done.returncode != 0:
+            return _installer_line(done.stderr or done.stdout)
+    ready.write_text("")
+    return None
+
+
+def _installer_line(text: str) -> str:
+    """The line of an installer's output that says why: uv's cause, pip's error, else the last."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for prefix in ("╰─▶", "cause:", "Because", "ERROR:", "error:", "×"):
+        found = next((line for line in lines if line.startswith(prefix)), None)
+        if found:
+            return found.removeprefix("╰─▶").removeprefix("cause:").strip()[:300]
+    return (lines[-1] if lines else "the installer failed without a word")[:300]
+
+
+def _run(cell: Cell, env: Path, directory: Path, root: Path, started: float) -> Outcome:
+    command = [str(env / "bin" / "python"), "-m", "pytest", "conformance", f"--backend={cell.backend}",
+               f"--report={directory}", f"--conformance-label={cell.label}", "-q", "-p", "no:cacheprovider",
+               *cell.pytest_args]
+    log = directory / "run.log"
+    with open(log, "w") as out:
+        try:
+            done = subprocess.run(command, cwd=root, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S,
+                                  env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, check=False)
+        except subprocess.TimeoutExpired:
+            return Outcome(cell, "failed to run", f"the run took over {RUN_TIMEOUT_S} s (see {log})", time.monotonic() - started)
+    try:
+        document = read_results(directory / RESULTS)
+    except (OSError, ResultsError) as e:
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        return Outcome(cell, "failed to run", f"pytest exited {done.returncode} without results ({tail[0][:200]}; {e})",
+                       time.monotonic() - started)
+    if document.get("partial"):
+        return Outcome(cell, "failed to run", f"the run stopped early (exit {done.returncode}; see {log})",
+                       time.monotonic() - started, summary=document["summary"])
+    return Outcome(cell, "ran", "", time.monotonic() - started, summary=document["summary"])
