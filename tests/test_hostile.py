@@ -94,7 +94,7 @@ def test_a_hostile_file_gets_one_line_naming_file_line_and_field(hostile_dir, na
     with pytest.raises(CaseError) as info:
         for case in load_case_file(hostile_dir / name, registry):
             for item in expand(case):
-                item.model  # noqa: B018 - building the model is part of loading
+                item.model
     want = EXPECTED[name]
     assert (info.value.line, info.value.field, info.value.message) == (want["line"], want["field"], want["message"])
     assert str(info.value) == _expected_line(hostile_dir, name)

@@ -32,7 +32,7 @@ def test_a_malformed_file_gets_one_line_naming_file_line_and_field(name):
     with pytest.raises(CaseError) as info:
         for case in load_case_file(path, load_registry(bundled_case_dir())):
             for item in expand(case):
-                item.model  # noqa: B018 - building the model is part of loading
+                item.model
     error, want = info.value, EXPECTED[name]
     assert (error.line, error.field, error.message) == (want["line"], want["field"], want["message"])
     assert str(error) == f"{path}:{want['line']}:{' ' + want['field'] + ':' if want['field'] else ''} {want['message']}"

@@ -74,7 +74,7 @@ def load_backend(spec: str) -> Backend:
             target = getattr(importlib.import_module(module_name), attribute)
         except (ImportError, AttributeError) as e:
             raise BackendNotFound(f"cannot import backend {spec!r}: {e}") from e
-        except Exception as e:  # noqa: BLE001 - the adapter's own fault (a SyntaxError...): one line, not a traceback
+        except Exception as e:
             raise BackendNotFound(f"cannot import backend {spec!r}: {type(e).__name__}: {e}") from e
     else:
         found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]

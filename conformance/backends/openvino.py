@@ -62,7 +62,7 @@ class OpenVinoBackend:
                 # the shapes the inputs have, where the model leaves them open (CPU needs a rank)
                 built.reshape({index: list(inputs[vi.name].shape) for index, vi in enumerate(model.graph.input)})
             compiled = self.core.compile_model(built, self.device)
-        except Exception as e:  # noqa: BLE001 - sorted into cannot (unsupported) and refuses (error)
+        except Exception as e:
             # OpenVINO's messages start with where they were thrown: lead with why.
             lines = [line.strip(" |-") for line in str(e).splitlines() if line.strip(" |-")]
             cannot = next((line for line in lines if CANNOT.search(line)), None)

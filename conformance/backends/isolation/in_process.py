@@ -40,7 +40,7 @@ class InProcessBackend:
             outputs = self.backend.run(model, inputs)
         except Unsupported as e:
             raise Unsupported(describe(e)[1]) from None
-        except BaseException as e:  # noqa: BLE001 - everything the backend raises is a result
+        except BaseException as e:
             if isinstance(e, KeyboardInterrupt) and interrupted:
                 raise
             raise RaisedInBackend(*describe(e)) from None
