@@ -17,7 +17,7 @@ from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.outcomes import FAILING_WORDS
 from conformance.report.results import failure_clusters
-from conformance.report.writer import item_record
+from conformance.report.record import item_record
 from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS, Mutant
 from tests.test_mutants import MutantBackend

@@ -13,7 +13,7 @@ from conformance.judge.diagnosis import facts, titles
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.report.results import failure_clusters
-from conformance.report.writer import item_record
+from conformance.report.record import item_record
 from tests.faulty_backends import Faulty
 from tests.mutants import Mutant
 from tests.test_mutants import REGISTRY, MutantBackend, items_round_robin

@@ -256,3 +256,14 @@ def test_a_script_for_a_runtime_it_does_not_run_says_so_and_exits_2(item_id, tmp
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (2, "fill in run(): run the model on your runtime and return "
                                                           "its outputs in order")
+
+
+def test_the_record_type_is_the_schema_s_item():
+    """conformance/report/record.py's ItemRecord names every field the schema's item has, and no other."""
+    from typing import get_type_hints
+
+    from conformance.report.record import ItemRecord
+
+    item = SCHEMA["$defs"]["item"]
+    assert set(get_type_hints(ItemRecord)) == set(item["properties"])
+    assert set(item["required"]) <= set(get_type_hints(ItemRecord))

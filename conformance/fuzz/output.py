@@ -12,7 +12,8 @@ import yaml
 
 from ..expand.items import qualified_op
 from ..report.scripts import standalone_script
-from ..report.writer import json_safe, write_atomically
+from ..report.record import ItemRecord, json_safe, with_verdict
+from ..report.writer import write_atomically
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
 
@@ -135,24 +136,21 @@ def run_document(run: FuzzRun, directory: Path | None) -> dict[str, Any]:
     return {"records": records(run), "section": fuzz_section(run, directory)}
 
 
-def records(run: FuzzRun) -> list[dict[str, Any]]:
+def records(run: FuzzRun) -> list[ItemRecord]:
     """Each cluster's minimal item as a results.json record."""
     found = []
     for c in run.clusters:
         item, case = c.item, c.item.case
         name = cluster_name(c)
-        record = {
+        record: ItemRecord = {
             "id": item.id.replace("/fuzz[", f"/{name}["), "case": name,
             "file": f"{CASES_DIR}/{case_file_name(case.domain, case.op)}",
             "op": qualified_op(case.domain, case.op), "domain": case.domain, "version": item.version,
             "opset_imports": item.opset_imports,
             "attributes": {k: json_safe(v) for k, v in case.attributes.items()},
             "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
-            "expected": item.expectation, "ambiguity": c.verdict.ambiguities, "erratum": None,
-            "backend": run.backend, "backend_version": run.backend_version, "outcome": c.verdict.outcome.value,
-            "message": c.verdict.message, "repro": f"python {REPRO_DIR}/{name}.py",
+            "expected": item.expectation, "erratum": None,
+            "backend": run.backend, "backend_version": run.backend_version, "repro": f"python {REPRO_DIR}/{name}.py",
         }
-        if c.verdict.mismatches:
-            record["diff"] = [m.as_json() for m in c.verdict.mismatches]
-        found.append(record)
+        found.append(with_verdict(record, c.verdict))
     return found

@@ -17,7 +17,7 @@ from ..load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files,
 from ..outcomes import FAILING, Outcome
 from ..report.coverage import covering_sample
 from ..report.scripts import command as repro_command
-from ..report.writer import bounded, item_record
+from ..report.record import ItemRecord, item_record, with_verdict
 from .session import PACKAGE_DIR, RECORD, STATE, BackendUnderTest, SuiteSession, in_shard
 
 
@@ -126,10 +126,10 @@ class ConformanceItem(pytest.Item):
         self.own_markers.extend(self.config.stash[STATE].mark(name, meaning) for name, meaning in markers(item))
 
     @cached_property
-    def record(self) -> dict:
+    def record(self) -> ItemRecord:
         """Built when the item runs: a run selecting one item with -k builds one."""
         record = item_record(self.item, self.config.stash[STATE].case_dir)
-        record.update(backend=self.target.backend.name, backend_version=self.target.backend.version)
+        record["backend"], record["backend_version"] = self.target.backend.name, self.target.backend.version
         label = self.config.stash[STATE].label
         if label:
             record["label"] = label
@@ -149,38 +149,22 @@ class ConformanceItem(pytest.Item):
         state = self.config.stash[STATE]
         skip = self.target.skips.find(self.item.id) if self.target.skips else None
         if skip is not None:
-            self.record.update(outcome=Outcome.SKIPPED.value, message=f"{skip.reason} ({skip.where})",
-                               expectation=skip.as_json())
+            self.record.update({"outcome": Outcome.SKIPPED.value, "message": f"{skip.reason} ({skip.where})",
+                                "expectation": skip.as_json()})
             pytest.skip(f"skipped: {skip.reason} ({skip.where})")
         try:
             verdict = self._evaluate()
             if verdict.outcome is Outcome.CRASH and state.rerun_crashes:
                 verdict = self._rerun_crash(verdict, state.rerun_crashes)
         except Exception as e:  # the suite's own fault, not the backend's: shown in full, and the run fails
-            self.record.update(outcome=Outcome.ERROR.value, message=f"suite error: {type(e).__name__}: {e}",
-                               suite_error=True)
+            self.record.update({"outcome": Outcome.ERROR.value, "message": f"suite error: {type(e).__name__}: {e}",
+                                "suite_error": True})
             raise
         if self.target.expectations is not None:
             verdict, known = self.target.expectations.apply(self.item.id, verdict)
             if known is not None:
                 self.record["expectation"] = known.as_json()
-        self.record.update(outcome=verdict.outcome.value, message=verdict.message, ambiguity=verdict.ambiguities)
-        if verdict.reading is not None:
-            self.record["reading"] = verdict.reading
-        if verdict.control is not None:
-            self.record["control"] = verdict.control
-        if verdict.flaky:
-            self.record["flaky"] = True
-        if verdict.readings:
-            self.record["readings"] = verdict.readings
-        if verdict.diagnosis:
-            self.record["diagnosis"] = verdict.diagnosis
-        if verdict.where:
-            self.record["where"] = verdict.where
-        if verdict.mismatches:
-            self.record["diff"] = [m.as_json() for m in verdict.mismatches]
-        elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text
-            self.record["reason"] = bounded(verdict.details.strip())
+        with_verdict(self.record, verdict)
         if verdict.outcome is not Outcome.PASS:
             self.record["repro"] = state.repro(self.item.id, self.target.spec)
             self.record["script"] = repro_command(self.item.id, self.target.spec, state.seed, state.case_dir)

@@ -25,7 +25,8 @@ from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
 from ..load.limits import ReadRefused, parse_limits, read_regular
 from ..outcomes import Outcome
 from ..report.scripts import adapter_directory
-from ..report.writer import ReportDirectory, ReportError, Results, environment, item_record, write_reports
+from ..report.record import item_record
+from ..report.writer import ReportDirectory, ReportError, Results, environment, write_reports
 from .options import DEFAULT_SEED
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the conformance package: pytest collects the suite from it

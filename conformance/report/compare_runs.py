@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..outcomes import FAILING_WORDS
+from ..outcomes import FAILING_WORDS, Outcome
 from .results import observed_reading, shorten
 
 
@@ -50,21 +50,21 @@ def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
         result.compared += 1
         change = Change(key[0], key[1], f"{now['op']}-{now['version']}", was["outcome"], now["outcome"], now["message"])
         if was["outcome"] == now["outcome"]:
-            if now["outcome"] == "divergent" and observed_reading(was) != observed_reading(now):
+            if now["outcome"] == Outcome.DIVERGENT.value and observed_reading(was) != observed_reading(now):
                 change.message = f"{observed_reading(was)} -> {observed_reading(now)}"
                 result.changed_divergences.append(change)
             continue
-        if was["outcome"] == "unsupported":
+        if was["outcome"] == Outcome.UNSUPPORTED.value:
             result.newly_supported.append(change)
         elif now["outcome"] in FAILING_WORDS and was["outcome"] not in FAILING_WORDS:
             result.regressions.append(change)
-        elif was["outcome"] == "pass" and now["outcome"] == "unsupported":
+        elif was["outcome"] == Outcome.PASS.value and now["outcome"] == Outcome.UNSUPPORTED.value:
             result.regressions.append(change)
         elif was["outcome"] in FAILING_WORDS and now["outcome"] not in FAILING_WORDS:
             result.fixes.append(change)
         elif was["outcome"] in FAILING_WORDS and now["outcome"] in FAILING_WORDS:
             result.changed_failures.append(change)
-        elif "divergent" in (was["outcome"], now["outcome"]):
+        elif Outcome.DIVERGENT.value in (was["outcome"], now["outcome"]):
             result.changed_divergences.append(change)
         else:
             result.other_changes.append(change)

@@ -7,7 +7,7 @@ from collections import Counter
 from html import escape
 from typing import Any
 
-from ..outcomes import FAILING_WORDS, REPORT_WORDS
+from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_html
 from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
                       failure_clusters, matrix, opset_regressions, shorten, totals, cannot_run)
@@ -16,7 +16,8 @@ SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
 SHOWN_IDS = 20  # other items named per cause
 # Where a matrix count of each outcome leads
-OUTCOME_SECTION = {"divergent": "questions", "xfail": "known", "xpass": "known", "unsupported": "unsupported"}
+OUTCOME_SECTION = {Outcome.DIVERGENT.value: "questions", Outcome.XFAIL.value: "known", Outcome.XPASS.value: "known",
+                   Outcome.UNSUPPORTED.value: "unsupported"}
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2430; margin: 0; background: #fbfbfc; }
@@ -88,12 +89,12 @@ def _contents(items: list[dict], names: list[str], document: dict[str, Any]) -> 
         sections.append(("disagreements", "Disagreements"))
     sections += [("failures", "Failures")] + [(_anchor("failures", n), f"· {n}") for n in names]
     sections.append(("questions", "Open questions"))
-    if any(r["outcome"] in ("xfail", "xpass") and r.get("expectation") for r in items):
+    if any(r["outcome"] in (Outcome.XFAIL.value, Outcome.XPASS.value) and r.get("expectation") for r in items):
         sections.append(("known", "Known failures"))
     sections.append(("errata", "Errata"))
     if document["collection_errors"]:
         sections.append(("collection-errors", "Case files that did not load"))
-    if any(r["outcome"] == "unsupported" for r in items):
+    if any(r["outcome"] == Outcome.UNSUPPORTED.value for r in items):
         sections.append(("unsupported", "Unsupported"))
     links = "".join(f"<a href='#{escape(anchor)}'>{escape(title)}</a>" for anchor, title in sections)
     return f"<nav aria-label='contents'>{links}</nav>"
@@ -300,7 +301,7 @@ def _known_failures(items: list[dict]) -> str:
     """The expectations entries this run matched, with their reasons and links."""
     grouped: dict[tuple, list[str]] = {}
     for r in items:
-        if r["outcome"] in ("xfail", "xpass") and r.get("expectation"):
+        if r["outcome"] in (Outcome.XFAIL.value, Outcome.XPASS.value) and r.get("expectation"):
             known = r["expectation"]
             grouped.setdefault((r["backend"], r["outcome"], known["reason"], known.get("link") or ""), []).append(r["id"])
     if not grouped:
@@ -346,7 +347,7 @@ def _unsupported(items: list[dict]) -> str:
     twins = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(twin)}</code></td></tr>"
                     for b, found in refused.items() for twin, n in found.items())
     grouped = Counter((r["backend"], shorten(r["message"], 140)) for r in items
-                      if r["outcome"] == "unsupported" and not r.get("control"))
+                      if r["outcome"] == Outcome.UNSUPPORTED.value and not r.get("control"))
     if not grouped and not twins:
         return ""
     rows = "".join(f"<tr><td>{escape(b)}</td><td class='n'>{n}</td><td><code>{escape(m)}</code></td></tr>"

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from ..load.cases import inert
 from ..load.limits import ReadRefused, read_state_text
 from ..load.schema_check import compile_schema
-from ..outcomes import FAILING_WORDS, REPORT_WORDS
+from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_markdown
 
 
@@ -141,7 +141,7 @@ def opset_regressions(items: list[Record]) -> list[dict[str, Any]]:
     found = []
     for (backend, op, file, case, dtype), by_version in sorted(groups.items()):
         outcomes = set(by_version.values())
-        if "pass" in outcomes and outcomes & set(FAILING_WORDS):
+        if Outcome.PASS.value in outcomes and outcomes & set(FAILING_WORDS):
             found.append({"backend": backend, "op": op, "file": file, "case": case, "dtype": dtype,
                           "outcomes": dict(sorted(by_version.items()))})
     return found
@@ -206,7 +206,7 @@ def divergences(items: list[Record]) -> dict[str, dict[str, Counter]]:
     """For each open question: per backend, how many items showed each reading."""
     table: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for r in items:
-        if r["outcome"] == "divergent":
+        if r["outcome"] == Outcome.DIVERGENT.value:
             for key in r.get("ambiguity") or ["(untagged)"]:
                 table[key][r["backend"]][observed_reading(r)] += 1
     return {key: dict(value) for key, value in sorted(table.items())}
@@ -220,7 +220,7 @@ def readings_by_path(items: list[Record]) -> dict[tuple[str, str, str], dict[str
     of its own). An item whose outputs two readings give is consistent with both."""
     grouped: dict[tuple[str, str, str], list[tuple[frozenset[str], Record]]] = defaultdict(list)
     for r in items:
-        if r["outcome"] == "divergent":
+        if r["outcome"] == Outcome.DIVERGENT.value:
             for key in r.get("ambiguity") or []:
                 grouped[key, r["backend"], r.get("op", "")].append((frozenset(_readings_of(r, key)), r))
     found = {}

@@ -185,9 +185,8 @@ def _plot(board: dict[str, Any]) -> str:
     if not panels:
         return ""
     figure, axes = pyplot.subplots(panels, 1, figsize=(9, 2.8 * panels), squeeze=False)
-    colours = {"pass": "#4caf50", "xfail": "#9ccc65", "divergent": "#7986cb", "unsupported": "#b0bec5",
-               "skipped": "#cfd8dc", "fail": "#e53935", "error": "#fb8c00", "crash": "#8e24aa", "timeout": "#6d4c41",
-               "xpass": "#f06292"}
+    colours = dict(zip(REPORT_WORDS, ("#4caf50", "#9ccc65", "#7986cb", "#b0bec5", "#cfd8dc", "#e53935", "#fb8c00",
+                                      "#8e24aa", "#6d4c41", "#f06292")))
     for axis, (runtime, data) in zip(axes[:, 0], runtimes.items()):
         bottom = [0] * len(data["releases"])
         for word in REPORT_WORDS:
@@ -202,7 +201,7 @@ def _plot(board: dict[str, Any]) -> str:
         axis = axes[-1, 0]
         series: dict[str, list[tuple[str, int]]] = defaultdict(list)
         for entry in board["history"]:
-            series[entry["label"]].append((entry["when"], int(entry["summary"].get("pass", 0))))
+            series[entry["label"]].append((entry["when"], int(entry["summary"].get(Outcome.PASS.value, 0))))
         for label, points in sorted(series.items()):
             axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
         axis.set_title("items passing, per nightly")

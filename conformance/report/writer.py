@@ -21,8 +21,7 @@ import numpy as np
 import onnx
 
 from ..backends import Backend
-from ..expand.items import Item, qualified_op
-from .axes import question_columns
+from ..expand.items import Item
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -72,27 +71,6 @@ def header_lines(env: dict[str, Any]) -> list[str]:
     lines.append(f"conformance onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']} "
                  f"(replay with --seed={env['seed']}), cases {env['cases']}")
     return lines
-
-
-def item_record(item: Item, case_dir: Path) -> dict[str, Any]:
-    """What is known of an item before it runs."""
-    case = item.case
-    return {
-        "id": item.id,
-        "case": case.name,
-        "file": case.file.relative_to(case_dir.parent).as_posix(),
-        "line": case.line,
-        "op": qualified_op(case.domain, case.op),  # as in the id: ai.onnx's bare, others with their domain
-        "domain": case.domain,
-        "version": item.version,
-        "opset_imports": item.opset_imports,
-        "attributes": {name: json_safe(value) for name, value in case.attributes.items()},
-        "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
-        "expected": item.expectation,
-        "ambiguity": [case.ambiguity.id] if case.ambiguity else [],
-        "erratum": case.erratum["reason"] if case.erratum else None,
-        "path": [] if item.inputs[0].spec.shape is None else question_columns(item),
-    }
 
 
 class ReportError(Exception):
@@ -256,22 +234,6 @@ def write_atomically(target: Path, text: str) -> Path:
             os.unlink(handle.name)
         raise
     return target
-
-
-REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
-
-
-def bounded(text: str, limit: int = REASON_LIMIT) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
-
-
-def json_safe(value: Any) -> Any:
-    """JSON has no infinities: an attribute's inf (activation_params) is written "inf"."""
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and not np.isfinite(value):
-        return str(value)
-    return value
 
 
 def numpy_scalars(value: Any) -> Any:

@@ -1,0 +1,116 @@
+"""The result record: one per item and backend in results.json, one type (``ItemRecord``, held to
+``schema/results.schema.json`` by tests/test_reports.py) and its builders. What is known of an item
+before it runs (``item_record``) and what its verdict adds (``with_verdict``) are built here alone:
+the plugin, the fuzz and the tests' trials all call them, and every reader takes the type."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypedDict
+
+import numpy as np
+
+from ..expand.items import Item, qualified_op
+from ..judge.verdict import Verdict
+from .axes import question_columns
+
+REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
+
+
+class InputRecord(TypedDict):
+    name: str
+    shape: list[int]
+    dtype: str
+
+
+class ItemRecord(TypedDict, total=False):
+    id: str  # Op-version/case[element type]
+    case: str
+    file: str
+    line: int
+    op: str  # as in the id: ai.onnx's bare, other domains' qualified
+    domain: str
+    version: int
+    opset_imports: dict[str, int]
+    attributes: dict[str, Any]
+    inputs: list[InputRecord]
+    expected: str  # literal, derived or reject
+    ambiguity: list[str]
+    erratum: str | None
+    path: list[str]
+    backend: str
+    backend_version: str
+    label: str
+    outcome: str  # a word of conformance/outcomes.py
+    message: str
+    reading: str
+    readings: dict[str, list[str]]
+    control: str
+    diagnosis: list[str]
+    where: str
+    flaky: bool
+    reason: str
+    suite_error: bool
+    diff: list[dict[str, Any]]
+    expectation: dict[str, Any]
+    repro: str
+    script: str
+    script_file: str
+    duration_s: float
+
+
+def item_record(item: Item, case_dir: Path) -> ItemRecord:
+    """What is known of an item before it runs."""
+    case = item.case
+    return {
+        "id": item.id,
+        "case": case.name,
+        "file": case.file.relative_to(case_dir.parent).as_posix(),
+        "line": case.line,
+        "op": qualified_op(case.domain, case.op),  # as in the id: ai.onnx's bare, others with their domain
+        "domain": case.domain,
+        "version": item.version,
+        "opset_imports": item.opset_imports,
+        "attributes": {name: json_safe(value) for name, value in case.attributes.items()},
+        "inputs": [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype.name} for i in item.inputs],
+        "expected": item.expectation,
+        "ambiguity": [case.ambiguity.id] if case.ambiguity else [],
+        "erratum": case.erratum["reason"] if case.erratum else None,
+        "path": [] if item.inputs[0].spec.shape is None else question_columns(item),
+    }
+
+
+def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
+    """``record`` with what ``verdict`` found: its outcome, message and open questions, and those of
+    its reading, control, reruns, readings, diagnosis, difference and whole reason that it has."""
+    record["outcome"], record["message"], record["ambiguity"] = verdict.outcome.value, verdict.message, verdict.ambiguities
+    if verdict.reading is not None:
+        record["reading"] = verdict.reading
+    if verdict.control is not None:
+        record["control"] = verdict.control
+    if verdict.flaky:
+        record["flaky"] = True
+    if verdict.readings:
+        record["readings"] = verdict.readings
+    if verdict.diagnosis:
+        record["diagnosis"] = verdict.diagnosis
+    if verdict.where:
+        record["where"] = verdict.where
+    if verdict.mismatches:
+        record["diff"] = [m.as_json() for m in verdict.mismatches]
+    elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text
+        record["reason"] = bounded(verdict.details.strip())
+    return record
+
+
+def bounded(text: str, limit: int = REASON_LIMIT) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def json_safe(value: Any) -> Any:
+    """JSON has no infinities: an attribute's inf (activation_params) is written "inf"."""
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
