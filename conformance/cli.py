@@ -34,7 +34,7 @@ from .load.cases import CaseError, bundled_case_dir, escaped
 from .report.compare_runs import compare_runs, render_comparison
 from .report.expectations_draft import draft_expectations
 from .report.html import render_html
-from .report.registry_page import render
+from .docgen.registry_page import render
 from .report.results import ResultsError, load, render_markdown
 from .report.writer import HTML_FILE, MARKDOWN_FILE, write_atomically
 
@@ -151,8 +151,8 @@ def _command(args: argparse.Namespace) -> int:
         print(f"wrote {write_scoreboard(results, args.output, not_run, history=args.history)}")
         return 0
     if args.command == "coverage":
-        from .report.axes import render as render_axes
-        from .report.coverage import render as render_coverage
+        from .docgen.axes import render as render_axes
+        from .docgen.coverage import render as render_coverage
         sys.stdout.write(render_coverage(args.cases) + "\n" + render_axes(args.cases))
         return 0
     if args.command == "expectations":

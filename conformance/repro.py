@@ -20,7 +20,7 @@ from typing import Any
 
 from .load.cases import bundled_case_dir
 from .report.results import ResultsError, load
-from .report.scripts import ReproError, find_item, item_script
+from .scripts import ReproError, find_item, item_script
 from .report.writer import write_atomically
 
 

@@ -4,8 +4,8 @@ docs/coverage.md shows the table as the cases make it today."""
 from pathlib import Path
 
 from conformance.load.cases import bundled_case_dir
-from conformance.report import axes
-from conformance.report.coverage import crossing, problems, render, selectors_data
+from conformance.docgen import axes
+from conformance.docgen.coverage import crossing, problems, render, selectors_data
 
 COVERAGE_PAGE = Path(__file__).parents[1] / "docs" / "coverage.md"
 BEGIN, END = "<!-- coverage table: conformance coverage -->\n", "<!-- end of coverage table -->"

@@ -21,7 +21,7 @@ from conformance.expand.items import expand
 from conformance.fuzz.command import write_fuzz_reports
 from conformance.fuzz.engine import DEFAULT_BUDGET, Fuzzer, _tiny, variations
 from conformance.fuzz.output import repro_script, write_cases, write_repros
-from conformance.report.scripts import GENERIC_RUNNER
+from conformance.scripts import GENERIC_RUNNER
 from conformance.fuzz.space import Target, all_targets, select_targets
 from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter

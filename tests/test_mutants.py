@@ -17,7 +17,7 @@ from conformance.judge.verdict import Outcome, evaluate
 from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS, Mutant
 from conformance.report.results import readings_by_path
-from conformance.report.axes import question_columns
+from conformance.expand.selectors import question_columns
 from tests.mutants_depth import DEPTH_MUTANTS, SPLIT_READING_MUTANTS
 from tests.mutants_paths import PATH_MUTANTS, Call, PathMutant
 

@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
-from conformance.report.scripts import RUNNERS, item_script
+from conformance.scripts import RUNNERS, item_script
 from tests.bundled import bundled_items
 
 ROOT = PACKAGE_DIR.parent

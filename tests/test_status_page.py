@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.report.status_page import render
+from conformance.docgen.status_page import render
 
 STATUS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "status.md"
-BEGIN, END = "<!-- status table: python -m conformance.report.status_page -->\n", "<!-- end of status table -->"
+BEGIN, END = "<!-- status table: python -m conformance.docgen.status_page -->\n", "<!-- end of status table -->"
 
 
 def test_the_status_table_is_current():
     text = STATUS_PAGE.read_text()
     table = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
-    assert table == render(), "regenerate it with `python -m conformance.report.status_page`"
+    assert table == render(), "regenerate it with `python -m conformance.docgen.status_page`"
 
 
 def test_the_table_counts_each_file_s_entries_by_outcome_and_its_skips(tmp_path):

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ..expand.items import qualified_op
-from ..report.scripts import standalone_script
+from ..scripts import standalone_script
 from ..report.record import ItemRecord, json_safe, with_verdict
 from ..report.writer import write_atomically
 from .cases import file_document, materialize

@@ -24,7 +24,7 @@ from ..judge.lock import Lock, lock_path
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
 from ..load.limits import ReadRefused, parse_limits, read_regular
 from ..outcomes import Outcome
-from ..report.scripts import adapter_directory
+from ..scripts import adapter_directory
 from ..report.record import item_record
 from ..report.writer import ReportDirectory, ReportError, Results, environment, write_reports
 from .options import DEFAULT_SEED

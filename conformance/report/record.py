@@ -12,7 +12,7 @@ import numpy as np
 
 from ..expand.items import Item, qualified_op
 from ..judge.verdict import Verdict
-from .axes import question_columns
+from ..expand.selectors import question_columns
 
 REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
 

@@ -177,7 +177,7 @@ SCRIPTS_DIR = "repro"
 def write_scripts(document: dict[str, Any], directory, items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
     """The standalone script of each failure cause's smallest item, the one the HTML shows, as
     ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
-    from .scripts import find_item, item_script
+    from ..scripts import find_item, item_script
     from .html import SHOWN_CLUSTERS
     from .results import failure_clusters
 

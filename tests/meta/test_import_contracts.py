@@ -16,7 +16,7 @@ CONTRACT_NAMES = {c["id"]: c["name"] for c in
                   tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]}
 # contract id -> (file, the import that breaks it)
 INJECTIONS = {
-    "pipeline": ("conformance/report/coverage.py", "import conformance.cli"),  # a layer reaching up
+    "pipeline": ("conformance/report/html.py", "import conformance.cli"),  # a layer reaching up
     "siblings": ("conformance/judge/where.py", "import conformance.judge.verdict"),  # verdict imports where: a cycle
     "runner": ("conformance/judge/oracle.py", "import conformance.backends.isolation.wire"),
     "oracle": ("reference_backend/backend.py", "import conformance.judge.oracle"),

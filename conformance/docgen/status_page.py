@@ -2,7 +2,7 @@
 expectations file, the list a run checks (a listed item that passes is an ``xpass`` and fails the
 run), so the table says what the runtime gets wrong today without a run.
 
-    python -m conformance.report.status_page [EXPECTATIONS_DIR] > table.md
+    python -m conformance.docgen.status_page [EXPECTATIONS_DIR] > table.md
 
 ``tests/test_status_page.py`` keeps docs/status.md's copy equal to it.
 """

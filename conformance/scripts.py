@@ -14,11 +14,11 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..expand.cache import expand_file
-from ..expand.items import Item
-from ..judge.verdict import expected_outputs
-from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
-from ..load.limits import DEFAULT_LIMITS
+from .expand.cache import expand_file
+from .expand.items import Item
+from .judge.verdict import expected_outputs
+from .load.cases import CaseError, bundled_case_dir, case_files, load_registry
+from .load.limits import DEFAULT_LIMITS
 
 
 class ReproError(Exception):

@@ -16,9 +16,9 @@ from ..expand.items import Item, load_items
 from ..load import value_classes
 from ..load.cases import load_registry
 from ..load.operators import operators
+from ..expand.selectors import QUESTION_COLUMNS, RANKS, attributes_of, question_columns, rank_of
 from .coverage import selectors_data
 
-RANKS = ("1d", "2d", "3d", "4d+")
 GEOMETRY = ("pads", "auto_pad", "ceil", "dilation", "stride")
 EXTENTS = ("zero_n", "zero_c", "zero_spatial", "one_element")
 
@@ -27,18 +27,9 @@ def _operator(domain: str, op: str) -> str:
     return op if domain == "ai.onnx" else f"{domain}.{op}"
 
 
-def _attributes(item: Item) -> dict:
-    return item.case.attributes
-
-
-def _rank(item: Item) -> str:
-    rank = len(item.inputs[0].spec.shape) - 2
-    return f"{rank}d" if rank < 4 else "4d+"
-
-
 def geometry_of(item: Item) -> set[str]:
     """The geometry attributes ``item`` sets to something other than their default."""
-    a = _attributes(item)
+    a = attributes_of(item)
     pads = list(a.get("pads", [])) + list(a.get("pads_begin", [])) + list(a.get("pads_end", []))
     found = {name for name, holds in (
         ("pads", any(pads) and a.get("auto_pad", "NOTSET") in ("NOTSET", "explicit")),
@@ -126,7 +117,7 @@ def rank_geometry(items: list[Item]) -> dict[str, dict[str, int | None]]:
     for item in items:
         if item.case.reject or item.inputs[0].spec.shape is None:
             continue
-        row = f"{_operator(item.case.domain, item.case.op)} {_rank(item)}"
+        row = f"{_operator(item.case.domain, item.case.op)} {rank_of(item)}"
         for g in geometry_of(item):
             if table[row][g] is not None:
                 table[row][g] += 1
@@ -151,31 +142,6 @@ def degenerate_extents(items: list[Item]) -> dict[str, dict[str, int | None]]:
             if row.get(key) is not None:
                 row[key] += 1
     return table
-
-
-QUESTION_COLUMNS = (("rank", RANKS), ("indices", ("with", "without", "input")), ("stride", ("1", ">1")),
-                    ("padding", ("none", "begin", "end", "both", "SAME_UPPER", "SAME_LOWER", "VALID")),
-                    ("planes", ("1", "several")))
-
-
-def _padding(item: Item) -> str:
-    a = _attributes(item)
-    auto_pad = str(a.get("auto_pad", "NOTSET")).upper()
-    if auto_pad not in ("NOTSET", "EXPLICIT", ""):
-        return auto_pad
-    rank = len(item.inputs[0].spec.shape) - 2
-    pads = list(a.get("pads", [])) or list(a.get("pads_begin", [0] * rank)) + list(a.get("pads_end", [0] * rank))
-    begin, end = any(pads[:rank]), any(pads[rank:])
-    return {(False, False): "none", (True, False): "begin", (False, True): "end", (True, True): "both"}[begin, end]
-
-
-def question_columns(item: Item) -> list[str]:
-    """The column of each selector ``item`` takes in the open-questions table."""
-    shape = item.inputs[0].spec.shape
-    indices = "input" if item.case.op == "MaxUnpool" else ("with" if any(o.positions_of for o in item.outputs) else "without")
-    strides = list(_attributes(item).get("strides", [])) or [1]
-    return [f"rank {_rank(item)}", f"indices {indices}", f"stride {'>1' if max(strides) > 1 else '1'}",
-            f"padding {_padding(item)}", f"planes {'1' if shape[0] * shape[1] == 1 else 'several'}"]
 
 
 def open_questions(items: list[Item], registry: dict) -> dict[str, dict[str, int]]:
