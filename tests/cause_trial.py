@@ -4,7 +4,7 @@ once, as a runtime under test has), the failing records clustered as the report 
 
     python -m tests.cause_trial          # every item; prints backend, root bugs, failing items, causes
 
-tests/test_causes.py runs it on a share of the items and holds causes per root bug at 2 or fewer.
+tests/meta/test_causes.py runs it on a share of the items and holds causes per root bug at 2 or fewer.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from conformance.report.results import failure_clusters
 from conformance.report.record import item_record
 from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS, Mutant
-from tests.test_mutants import MutantBackend
+from tests.meta.test_mutants import MutantBackend
 
 REGISTRY = bundled_registry()
 # One root bug each, among them those a vendor trial met in tinygrad and onnx2torch.

@@ -57,7 +57,7 @@ COST_S = {
     "tests/test_reports.py::test_every_failing_item": 10,
     "tests/test_vendor_experience.py::test_the_readme_results_example": 8,
     "tests/test_reference_vs_naive.py": 6,
-    "tests/test_mutants.py::test_the_report_names_a_question": 6,
+    "tests/meta/test_mutants.py::test_the_report_names_a_question": 6,
 }
 # Files whose tests share a costly module fixture (a whole export, the faulty backends' runs, the
 # registry page): one worker takes each whole, so that the fixture is built once.
@@ -93,7 +93,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Print the mutation self-test's kill count (test_mutants.py records one property per mutant)."""
+    """Print the mutation self-test's kill count (tests/meta/test_mutants.py records one property per mutant)."""
     results = [value for reports in terminalreporter.stats.values() for report in reports
                if getattr(report, "when", None) == "call"
                for name, value in report.user_properties if name == "mutant"]

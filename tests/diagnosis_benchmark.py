@@ -17,7 +17,7 @@ from unittest import mock
 from conformance.judge import verdict as verdict_module
 from conformance.judge.verdict import Outcome, evaluate
 from tests.cause_trial import combined, items, mutant
-from tests.test_mutants import REGISTRY, MutantBackend
+from tests.meta.test_mutants import REGISTRY, MutantBackend
 
 
 def judged(backend, selected) -> tuple[float, int, int]:

@@ -2,7 +2,7 @@
 table only, as a real kernel is: an edge value of one element type turned into another on one
 operator's path (answer values), one degenerate extent refused (degenerate extents), one geometry
 attribute dropped beyond 3 spatial axes (rank geometry). Elsewhere each answers as the reference.
-The mutation self-test (tests/test_mutants.py) and the fuzz (tests/test_fuzz.py) must find each.
+The mutation self-test (tests/meta/test_mutants.py) and the fuzz (tests/test_fuzz.py) must find each.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _read_as(readings: str):
 
 # Kernels that read one open question one way on one path and another way elsewhere: every item is
 # `divergent` (each reading is allowed), so no item fails; the report's "open questions read
-# differently on different paths" must name the question and the path (tests/test_mutants.py).
+# differently on different paths" must name the question and the path (tests/meta/test_mutants.py).
 SPLIT_READING_MUTANTS = [
     (PathMutant("nan_ignored_on_the_indices_path",
                 "ai.onnx MaxPool's kernel with Indices skips NaN (a compare that is false for NaN), the one "

@@ -6,7 +6,7 @@ type, N or C sizes, a channel-tile remainder, a kernel over 9 taps, an output wi
 multiple of the vector width, an attribute written out...) it changes the attributes or the
 inputs, runs the reference, and changes its outputs the way the modelled kernel would. Elsewhere it
 answers as the reference does. `conformance/report/path_selectors.yaml` cites the source line behind each
-selector; the mutation self-test (tests/test_mutants.py) requires the fixed suite to catch each.
+selector; the mutation self-test (tests/meta/test_mutants.py) requires the fixed suite to catch each.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from tests.bundled import bundled_items
 from tests.mutants import MUTANTS
 from tests.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
 from tests.mutants_paths import PATH_MUTANTS
-from tests.test_mutants import REGISTRY, MutantBackend
+from tests.meta.test_mutants import REGISTRY, MutantBackend
 
 REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
 

@@ -1,9 +1,9 @@
-"""A hostile case directory costs one line per file and nothing else: tests/hostile holds case
+"""A hostile case directory costs one line per file and nothing else: tests/meta/hostile holds case
 files written to hang, exhaust or confuse the loader (alias bombs, deep nesting, huge literals,
 designs that explode, derive loops and escapes, invalid geometry, budgets broken, unicode
 tricks), and the test adds what git cannot hold (a FIFO, devices, a 10 GiB sparse file,
 directories and sockets named *.yaml, symlink loops, names with a newline or a bidi override).
-Each gives the one line tests/hostile/EXPECTED names; the whole directory, beside good files and
+Each gives the one line tests/meta/hostile/EXPECTED names; the whole directory, beside good files and
 under a broken registry, runs in one pytest process within 1 GB and 30 s of CPU time, and the good
 files pass.
 """

@@ -16,7 +16,7 @@ from conformance.report.results import failure_clusters
 from conformance.report.record import item_record
 from tests.faulty_backends import Faulty
 from tests.mutants import Mutant
-from tests.test_mutants import REGISTRY, MutantBackend, items_round_robin
+from tests.meta.test_mutants import REGISTRY, MutantBackend, items_round_robin
 
 PER_MODEL = 60  # items a model can change the answer of, round-robin over the case classes
 
@@ -79,5 +79,5 @@ def test_a_correct_backend_has_no_diagnosis():
 def test_the_reports_doc_counts_the_models():
     from pathlib import Path
 
-    text = " ".join((Path(__file__).parent.parent / "docs" / "reports.md").read_text().split())
+    text = " ".join((Path(__file__).parents[2] / "docs" / "reports.md").read_text().split())
     assert f"`conformance/judge/defects.py` ({len(DEFECTS)} named ways" in text

@@ -1,4 +1,4 @@
-"""Every malformed case file in tests/malformed yields one error line naming file, line and field,
+"""Every malformed case file in tests/meta/malformed yields one error line naming file, line and field,
 without a traceback, and the other case files still run."""
 
 from __future__ import annotations
