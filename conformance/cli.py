@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     board.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
     board.add_argument("--history", type=Path, default=None, metavar="FILE",
                        help="append the runs' outcome counts to FILE (JSON lines) and plot the nightlies")
+    board.add_argument("--expectations", type=Path, default=None, metavar="DIR",
+                       help="expectations files whose reasons and links the causes' examples take")
 
     args = parser.parse_args(argv)
     try:
@@ -148,7 +150,7 @@ def _command(args: argparse.Namespace) -> int:
         from .sweep.cells import read_cells
         results, not_run = read_cells(args.results)
         from .report.scoreboard import write_scoreboard
-        print(f"wrote {write_scoreboard(results, args.output, not_run, history=args.history)}")
+        print(f"wrote {write_scoreboard(results, args.output, not_run, args.history, args.expectations)}")
         return 0
     if args.command == "coverage":
         from .docgen.axes import render as render_axes

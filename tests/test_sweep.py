@@ -43,6 +43,7 @@ def test_a_sweep_runs_each_release_in_its_own_environment_and_writes_the_scorebo
     assert ort["releases"] == ["1.20.1", "1.21.1"]
     truncation = next(c for c in ort["causes"] if "output_size_truncated" in c["signature"])
     assert (truncation["first_seen"], truncation["last_seen"], truncation["fixed_in"]) == ("1.21.1", "1.21.1", None)
+    assert truncation["example"]["cause"] == "output_size_truncated"  # from expectations/ort.yaml, with its reason
     (step,) = ort["regressions"]
     assert (step["from"], step["to"]) == ("1.20.1", "1.21.1") and step["items"] > 0
     page = (out / "board" / "scoreboard" / "index.html").read_text()

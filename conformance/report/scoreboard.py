@@ -126,6 +126,19 @@ def _regressions(runs: list[Run]) -> list[dict[str, Any]]:
     return found
 
 
+def _known_reasons(board: dict[str, Any], directory: Path) -> None:
+    from ..judge.expectations import load_expectations
+
+    for runtime, data in board["runtimes"].items():
+        listed = load_expectations(directory, runtime)
+        if listed is None:
+            continue
+        for cause in data["causes"]:
+            entry = listed.find(cause["example"]["id"])
+            if entry is not None and not cause["example"].get("reason"):
+                cause["example"].update(reason=entry.reason, link=entry.link, cause=entry.cause)
+
+
 def read_history(path: Path | None) -> list[dict[str, Any]]:
     if path is None or not path.exists():
         return []
@@ -162,10 +175,14 @@ def append_history(path: Path, runs: list[Run]) -> list[dict[str, Any]]:
 
 
 def write_scoreboard(results: Iterable[Path], out: Path, failed_cells: list[dict[str, Any]] | None = None,
-                     history: Path | None = None) -> Path:
+                     history: Path | None = None, expectations: Path | None = None) -> Path:
+    """``expectations``: a directory of expectations files, whose entries give each cause's example
+    its reason and link (where the runs had none of their own)."""
     runs = [run for path in results for run in runs_of(path)]
     entries = append_history(history, runs) if history is not None else []
     board = build(runs, failed_cells or [], entries)
+    if expectations is not None:
+        _known_reasons(board, expectations)
     out.mkdir(parents=True, exist_ok=True)
     write_atomically(out / "scoreboard.json", json.dumps(board, indent=1))
     write_atomically(out / "index.html", render(board))
@@ -245,6 +262,8 @@ def render(board: dict[str, Any]) -> str:
         for cause in data["causes"]:
             example = cause["example"]
             reason = f"<br><i>{escape(shorten(example['reason'], 200))}</i>" if example.get("reason") else ""
+            if example.get("link"):  # an http(s) address: expectations files refuse any other
+                reason += f" <a href='{escape(example['link'], quote=True)}'>link</a>"
             script = f"<br><code>{escape(example['script'])}</code>" if example.get("script") else ""
             per_release = ", ".join(f"{escape(r)}: {n}" for r, n in cause["releases"].items())
             gaps = f" (absent in {escape(', '.join(cause['gaps']))})" if cause["gaps"] else ""
