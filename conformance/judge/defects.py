@@ -82,6 +82,12 @@ class DefectModel:
     # family are one line of the report, each model a part of it (FAMILIES: its title).
     family: str | None = None
 
+    @property
+    def narrows(self) -> bool:
+        """Whether it pools in a narrower type: beside another bug it changes that bug's answer
+        (a seed of float32's lowest, cast back to float64), so diagnosis tries it with each first."""
+        return getattr(self.backend, "narrows", False)
+
 
 def variant(**hooks: Callable) -> type[ReferenceBackend]:
     """The reference backend with some hooks replaced (each a function of cls and the hook's arguments)."""
@@ -140,17 +146,20 @@ def unpooled(change: Callable) -> type[ReferenceBackend]:
         x, indices, shape, default_shape, base(cls, "unpool")))
 
 
-def through(dtype: Any, only: Any) -> type[ReferenceBackend]:
-    """X of element type ``only`` pooled in ``dtype`` (rounded or wrapped on the way) and cast back."""
+def through(dtype: Any, only: Any, saturating: bool = False) -> type[ReferenceBackend]:
+    """X of element type ``only`` pooled in ``dtype`` (rounded or wrapped on the way, or with
+    ``saturating`` clamped to its finite range, infinities included) and cast back."""
     def through_pool(x, axes, storage_order, pool):
         if x.dtype != only:
             return pool(x, axes, storage_order)
         with np.errstate(over="ignore", invalid="ignore"):
-            narrowed = x.astype(dtype)
+            narrowed = (np.clip(x, _finfo(dtype).min, _finfo(dtype).max) if saturating else x).astype(dtype)
         y, indices = pool(narrowed, axes, storage_order)
         with np.errstate(over="ignore", invalid="ignore"):
             return y.astype(only), indices
-    return pooled(through_pool)
+    model = pooled(through_pool)
+    model.narrows = True  # type: ignore[attr-defined]
+    return model
 
 
 def _split(total, upper):
@@ -252,6 +261,23 @@ def _floor_at_lowest_finite(y, indices, x, axes):
     if np.issubdtype(x.dtype, np.integer):
         return y, indices
     return np.maximum(y.astype(np.float64), float(_finfo(x.dtype).min)).astype(x.dtype), indices
+
+
+def _seeded_at_plane_origin(y, indices, x, axes):
+    """A running maximum that starts at the type's lowest value, at the plane's first element, and
+    moves only on a greater value: a window holding nothing greater (-inf, the lowest integer, no
+    element) gives the lowest value and the plane's first index."""
+    integer = np.issubdtype(x.dtype, np.integer)
+    lowest = float(np.iinfo(x.dtype).min) if integer else float(_finfo(x.dtype).min)
+    wide = y.astype(np.float64)
+    seeded = wide <= lowest
+    if not integer:
+        y = np.maximum(wide, lowest).astype(x.dtype)
+    if indices is not None and y.ndim >= 2:
+        plane = int(np.prod(x.shape[2:]))
+        origin = (np.arange(y.shape[0] * y.shape[1]).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane)
+        indices = np.where(seeded, np.broadcast_to(origin, y.shape), indices)
+    return y, indices
 
 
 def _nan_resets_maximum(y, indices, x, axes):
@@ -407,7 +433,7 @@ def _of(dtype: Any) -> Callable[[Facts], bool]:
     return lambda facts: facts.pools and facts.dtype == dtype
 
 
-FAMILIES = {"finite_value_for_minus_inf": "a finite value stands in for -inf"}
+FAMILIES = {"finite_value_for_minus_inf": "a finite seed or padding value stands in for -inf (the lowest value, a sentinel)"}
 SEEN_FUZZ = "the fuzz's self-test and the mutation self-test (a variant built as a plausible kernel bug)"
 
 DEFECTS: list[DefectModel] = [
@@ -492,6 +518,12 @@ DEFECTS: list[DefectModel] = [
                 "MNN 3.6.1, a vendor trial (poolingMax's MAXVALUE template argument)",
                 with_results(_floor_at_sentinel), lambda f: f.pools and _floating(f), touches="Y",
                 family="finite_value_for_minus_inf"),
+    DefectModel("maximum_seeded_at_plane_origin",
+                "the running maximum starts at the type's lowest value at the plane's first element and moves only "
+                "on a greater value: windows of -inf or of the lowest value give the lowest finite value and the "
+                "plane's first index", "OpenVINO's reference (max_pool.hpp: argmax starts at the plane's element 0)",
+                with_results(_seeded_at_plane_origin), lambda f: f.pools and (f.wants_indices or _floating(f)),
+                family="finite_value_for_minus_inf"),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
                 lambda f: f.pools and _floating(f), touches="Y"),
@@ -530,6 +562,10 @@ DEFECTS: list[DefectModel] = [
                 through(np.float16, ml_dtypes.bfloat16), _of(ml_dtypes.bfloat16)),
     DefectModel("float64_through_float32", "float64 is pooled through float32", "OpenVINO's CPU plugin (expectations/openvino.yaml)",
                 through(np.float32, np.float64), _of(np.float64)),
+    DefectModel("float64_through_float32_saturated",
+                "float64 is pooled through float32 by a saturating conversion: infinities become -+3.4028235e+38",
+                "OpenVINO's CPU plugin (expectations/openvino.yaml: infinities become +-FLT_MAX)",
+                through(np.float32, np.float64, saturating=True), _of(np.float64)),
     DefectModel("int32_through_float32", "int32 is pooled through float32: values beyond 2^24 are rounded",
                 "OpenVINO's CPU plugin (expectations/openvino.yaml, wide_integers)", through(np.float32, np.int32), _of(np.int32)),
     DefectModel("int64_through_int32", "int64 is pooled as int32: values beyond 2^31 wrap",

@@ -5,10 +5,12 @@ item's model and inputs; a model whose outputs equal the backend's on every outp
 (Indices: any index of an equal maximum, as the judge compares them), diagnoses the item. Where
 several do, all are named; where none does, each model under another reading of the item's open
 questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
-first's built on the second's, in both orders then), those only whose single answers together
-change every element the backend got wrong (where a shape is wrong, those first one of whose
-models gives the backend's shapes), at most ``PAIR_LIMIT`` of them. A model is never named on a likeness: only an
-exact reproduction counts.
+first's built on the second's, in both orders then), those of models with no hook in common only
+where their single answers together change every element the backend got wrong; first a model
+that pools in a narrower type over each other model, then the pairs one of whose models gives the
+backend's shapes (where a shape is wrong), then those whose models
+change the fewest elements the backend got right, at most ``PAIR_LIMIT`` of them. A model is never
+named on a likeness: only an exact reproduction counts.
 """
 
 from __future__ import annotations
@@ -74,11 +76,19 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
     for d in relevant:
         if d.name not in answered:
             answered[d.name] = outputs_of(d.backend)
+    # Models that replace the same hook compose (the first's built on the second's, in both orders):
+    # their pair is not the sum of their single answers, so it is tried whenever both answer. Others
+    # are tried where each changes some element the backend got wrong and together all of them.
     pairs = [(a, b) for a, b in itertools.permutations(relevant, 2)
-             if (a.name < b.name or hooks(a.backend) & hooks(b.backend))  # the order matters where both replace a hook
-             and _together(answered[a.name], answered[b.name], actual, expected)]
-    # Where the shapes are wrong, the pairs one of whose models gives the backend's shapes first.
-    pairs = sorted(pairs, key=lambda pair: -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual))[:PAIR_LIMIT]
+             if (answered[a.name] is not None and answered[b.name] is not None if hooks(a.backend) & hooks(b.backend)
+                 else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
+    # First a narrower type over another bug (each item has at most a few of those), then the pairs
+    # one of whose models gives the backend's shapes (where the shapes are wrong), then those whose
+    # models change the fewest elements the backend got right.
+    pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
+                                            -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
+                                            _damage(answered[pair[0].name], actual, expected)
+                                            + _damage(answered[pair[1].name], actual, expected)))[:PAIR_LIMIT]
     return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
             if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
 
@@ -102,6 +112,16 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
         helps[0] |= bool(by_a.any())
         helps[1] |= bool(by_b.any())
     return all(helps)
+
+
+def _damage(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: Sequence[np.ndarray]) -> int:
+    """How many elements the backend got right a model changes (its outputs beside the backend's)."""
+    count = 0
+    for out, got, want in zip(outputs or [], actual, expected):
+        got = np.asarray(got)
+        if out.shape == got.shape == want.shape:
+            count += int((_same(got, want) & ~_same(out, want)).sum())
+    return count
 
 
 def _shapes_given(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any]) -> int:

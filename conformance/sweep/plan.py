@@ -5,6 +5,7 @@
         package: onnxruntime              # its distribution on PyPI
         releases: {minors_from: "1.15"}   # every minor from 1.15 at its latest patch, or a list
         pins: {"<1.18": ["numpy<2"]}      # what old wheels need beside them, by release range
+        pytest: ["--conformance-sample"]  # arguments this runtime's cells add (optional)
     pytest: ["-k", "maxpool"]             # arguments every cell adds (a case file, a selection)
 
 ``minors_from`` is resolved against PyPI's JSON API: the final releases with a wheel this Python
@@ -86,7 +87,7 @@ def read_sweep(path: Path, state: Path, offline: bool = False) -> Sweep:
             notes.append(f"{runtime['package']}: {note}")
         for version in versions:
             cells.append(Cell(runtime["backend"], runtime["package"], version, _pins(runtime.get("pins", {}), version),
-                              extra))
+                              (*extra, *runtime.get("pytest", []))))
     return Sweep(cells, notes)
 
 
