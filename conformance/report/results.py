@@ -302,6 +302,7 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
         return f"{record['outcome']}: {ACCEPTED}"
     text = diagnostic(record)
     text = re.sub(CHECK_FAILED, "", text)  # the code of a failed check, where its message follows it
+    text = re.sub(ORT_STATUS, "", text)
     text = re.sub(r"\b(?:Nhwc)?Max(?:Pool|Unpool)\b", "<op>", text)  # one check, met by two operators
     text = re.sub(r"(?:[A-Za-z]:)?(?:/[\w.+@-]+){2,}", "<path>", text)  # a file path, anywhere in it
     text = re.sub(r"\b0x[0-9a-fA-F]+\b", "#", text)
@@ -319,6 +320,9 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
 # input_shape.Size() > 0 || ... was false. Invalid input shape."). The code differs between the
 # kernels that share a check; the message after it is the runtime's own words.
 CHECK_FAILED = re.compile(r"\S+\.(?:h|hh|hpp|c|cc|cpp|cxx):\d+\s.*? was false\.\s*(?=\S)")
+# ONNX Runtime's status before its message ("Fail: [ONNXRuntimeError] : 1 : FAIL : "): its class and
+# code for one check change between releases (RUNTIME_EXCEPTION up to 1.23, FAIL since).
+ORT_STATUS = re.compile(r"^[\w.]+: \[ONNXRuntimeError\] : \d+ : \w+ : ")
 # Lines a runtime writes before its error that say nothing of it: its warnings and a traceback's frames.
 NOISE = re.compile(r"(?i)^(?:warning\b|\S*warning:|w\d{4}\b|\[w |unknown cpu vendor|traceback \(most recent call|"
                    r"file \"|raised at |\^+$|during handling of|the above exception|the backend's output meanwhile)")
