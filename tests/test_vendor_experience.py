@@ -321,3 +321,14 @@ def test_a_backend_whose_runtime_is_missing_names_the_extra_that_installs_it():
     with pytest.raises(ImportError, match=r"^the tract backend needs numpy and no_such_runtime: "
                                           r"pip install 'maxpool-conformance\[tract\]'$"):
         import_extra("tract", "tract", "numpy", "no_such_runtime.onnx")
+
+
+def test_a_backend_that_does_not_start_is_one_line(pytester):
+    """A runtime whose release lacks an API the adapter calls (openvino 2023.0 has no Core at the
+    top) is a usage error of one line, not pytest's INTERNALERROR."""
+    pytester.makepyfile(oldruntime="class Old:\n    def __init__(self):\n        raise AttributeError(\"module 'rt' has no attribute 'Core'\")\n")
+    pytester.syspathinsert()
+    result = run_suite(pytester, "--backend=oldruntime:Old", "--cases", str(small_cases(pytester)))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --backend=oldruntime:Old: 'oldruntime:Old' does not start: AttributeError: module 'rt' has no attribute 'Core'"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()

@@ -101,6 +101,10 @@ def load_backend(spec: str) -> Backend:
         backend = target(**options) if isinstance(target, type) else target
     except (TypeError, ValueError) as e:
         raise BackendNotFound(f"{spec!r} refuses its options {options}: {e}") from e
+    except ImportError:
+        raise
+    except Exception as e:  # a runtime that does not start (an API its release lacks): one line
+        raise BackendNotFound(f"{spec!r} does not start: {type(e).__name__}: {e}") from e
     if not isinstance(backend, Backend):
         raise BackendNotFound(
             f"{spec!r} is neither an onnx.backend.base.Backend subclass nor an object with "

@@ -42,15 +42,17 @@ class OpenVinoBackend:
 
     def __init__(self, device: str = "CPU"):
         (openvino,) = import_extra("openvino", "openvino", "openvino")
-        self.ov = openvino
-        self.core = openvino.Core()
+        # Core, Type, Tensor, Model and the opsets: at the top since 2023.1, in openvino.runtime before
+        self.ov = openvino if hasattr(openvino, "Core") else import_extra("openvino", "openvino", "openvino.runtime")[0]
+        self.core = self.ov.Core()
         if device not in self.core.available_devices:
             raise ValueError(f"device {device!r} is not among {', '.join(self.core.available_devices)}")
         self.device = device
-        self.version = openvino.__version__.split("-")[0]
+        self.build = getattr(openvino, "__version__", None) or self.ov.get_version()  # 2023.0 has no __version__
+        self.version = self.build.split("-")[0]
 
     def details(self) -> dict[str, str]:
-        return {"device": self.device, "build": self.ov.__version__,
+        return {"device": self.device, "build": self.build,
                 "ai.onnx": "ONNX frontend (Core.read_model)", OPENVINO_DOMAIN: "opset1/opset8/opset14 max_pool"}
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
@@ -100,7 +102,7 @@ class OpenVinoBackend:
         opset_name = "opset14" if version >= 14 else "opset8" if version >= 8 else "opset1"
         opset = getattr(self.ov, opset_name, None)
         if opset is None:
-            raise Unsupported(f"openvino {self.ov.__version__} has no {opset_name} (MaxPool-{version})")
+            raise Unsupported(f"openvino {self.build} has no {opset_name} (MaxPool-{version})")
         data = opset.parameter(list(inputs[graph_input.name].shape), getattr(self.ov.Type, element_type),
                                name=graph_input.name)
         common = dict(strides=a.get("strides"), pads_begin=a.get("pads_begin"), pads_end=a.get("pads_end"),

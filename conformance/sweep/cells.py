@@ -98,7 +98,9 @@ def run_cell(cell: Cell, directory: Path, key: str, environments: Path, root: Pa
 
 
 def _pins_name(cell: Cell) -> str:
-    return "-".join("".join(c if c.isalnum() or c in "." else "_" for c in pin) for pin in cell.pins) or "plain"
+    """The pins in a directory's name: "numpy<2" as "numpy-lt-2"."""
+    words = {"<": "-lt-", ">": "-gt-", "=": "-eq-", "!": "-not-", "~": "-compatible-"}
+    return "_".join("".join(c if c.isalnum() or c == "." else words.get(c, "_") for c in pin) for pin in cell.pins) or "plain"
 
 
 def prepare(env: Path, root: Path, requirements: list[str]) -> str | None:
