@@ -153,3 +153,11 @@ def test_report_keeps_two_labelled_runs_of_one_backend_apart(tmp_path):
 
     merged = load([_run(tmp_path, "1.9.0", {"a": "pass"}), _run(tmp_path, "1.10.0", {"a": "fail"})])
     assert sorted({r["backend"] for r in merged["items"]}) == ["rt@1.10.0", "rt@1.9.0"]
+
+
+def test_a_cause_whose_items_still_fail_otherwise_is_changed_not_fixed(tmp_path):
+    runs = [_run(tmp_path, "2.0.0", {"a": "fail"}), _run(tmp_path, "2.1.0", {"a": "error"})]
+    write_scoreboard(runs, tmp_path / "board")
+    causes = json.loads((tmp_path / "board" / "scoreboard.json").read_text())["runtimes"]["rt"]["causes"]
+    values = next(c for c in causes if c["signature"].startswith("fail:"))
+    assert (values["fixed_in"], values["changed_in"], values["still_failing"]) == (None, "2.1.0", 1)

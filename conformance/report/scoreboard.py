@@ -89,8 +89,10 @@ def _by_op_version(run: Run) -> dict[str, list[dict]]:
 
 
 def _causes(runs: list[Run]) -> list[dict[str, Any]]:
-    """Each failure line's releases, oldest first: where it was first and last seen, and the
-    release after the last that ran its items without it (fixed in)."""
+    """Each failure line's releases, oldest first: where it was first and last seen, and what its
+    items of the last became in the next release: all passing there, it is "fixed in" that
+    release; some still failing, under another line, it "changed in" it (a reworded message, a bug
+    that now shows otherwise), with how many still fail; no next release, neither."""
     seen: dict[str, dict[str, Any]] = {}
     for index, run in enumerate(runs):
         for clusters in failure_clusters(run.records).values():
@@ -100,16 +102,23 @@ def _causes(runs: list[Run]) -> list[dict[str, Any]]:
                 smallest = cluster.smallest
                 cause["example"] = {"release": run.release, "id": smallest["id"], "script": smallest.get("script"),
                                     "reason": (smallest.get("expectation") or {}).get("reason")}
+                cause["items"] = [r["id"] for r in cluster.records]
                 cause["last_index"] = index
                 cause.setdefault("first_index", index)
     causes = []
     for cause in seen.values():
-        first, last = cause.pop("first_index"), cause.pop("last_index")
+        first, last, items = cause.pop("first_index"), cause.pop("last_index"), cause.pop("items")
         cause["first_seen"], cause["last_seen"] = runs[first].release, runs[last].release
-        cause["fixed_in"] = runs[last + 1].release if last + 1 < len(runs) else None
+        cause["fixed_in"] = cause["changed_in"] = None
+        if last + 1 < len(runs):
+            after = {r["id"]: r["outcome"] for r in runs[last + 1].records}
+            failing = sum(1 for i in items if after.get(i) in WRONG)
+            cause["fixed_in" if not failing else "changed_in"] = runs[last + 1].release
+            cause["still_failing"] = failing
         cause["gaps"] = [r.release for r in runs[first:last + 1] if r.release not in cause["releases"]]
         causes.append(cause)
-    return sorted(causes, key=lambda c: (c["fixed_in"] is not None, -max(c["releases"].values()), c["signature"]))
+    return sorted(causes, key=lambda c: (c["fixed_in"] is not None or c["changed_in"] is not None,
+                                         -max(c["releases"].values()), c["signature"]))
 
 
 def _regressions(runs: list[Run]) -> list[dict[str, Any]]:
@@ -267,8 +276,14 @@ def render(board: dict[str, Any]) -> str:
             script = f"<br><code>{escape(example['script'])}</code>" if example.get("script") else ""
             per_release = ", ".join(f"{escape(r)}: {n}" for r, n in cause["releases"].items())
             gaps = f" (absent in {escape(', '.join(cause['gaps']))})" if cause["gaps"] else ""
+            if cause["fixed_in"]:
+                after = escape(cause["fixed_in"])
+            elif cause["changed_in"]:
+                after = f"changed in {escape(cause['changed_in'])} ({cause['still_failing']} items still fail otherwise)"
+            else:
+                after = "not yet"
             parts.append(f"<tr><td>{escape(shorten(cause['signature'], 240))}</td><td>{escape(cause['first_seen'])}</td>"
-                         f"<td>{escape(cause['last_seen'])}</td><td>{escape(cause['fixed_in'] or 'not yet')}</td>"
+                         f"<td>{escape(cause['last_seen'])}</td><td>{after}</td>"
                          f"<td>{per_release}{gaps}</td><td><code>{escape(example['id'])}</code> "
                          f"({escape(example['release'])}){script}{reason}</td></tr>")
         parts.append("</table>")
