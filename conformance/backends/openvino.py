@@ -123,7 +123,9 @@ class OpenVinoBackend:
             tensor = self.ov.Tensor(self.ov.Type.bf16, array.shape)
             tensor.data.view(np.uint16)[...] = array.view(np.uint16)
             return tensor
-        return self.ov.Tensor(np.ascontiguousarray(array))
+        # The array itself, not an ov.Tensor over it: from 2023.1 to 2024.0, infer() read garbage
+        # from a Tensor made of a numpy array (fixed in 2024.1; found by the release sweep)
+        return np.ascontiguousarray(array)
 
     def _array(self, tensor) -> np.ndarray:
         data = tensor.data.copy()
