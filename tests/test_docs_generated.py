@@ -19,3 +19,35 @@ def test_the_architecture_page_shows_today_s_import_graph():
     shown = _block("architecture.md", "<!-- import graph: python -m conformance.docgen.graph -->\n```\n",
                    "```\n<!-- end of import graph -->")
     assert shown == graph.render(), "regenerate it with `python -m conformance.docgen.graph`"
+
+
+def _text(page: str) -> str:
+    return " ".join((DOCS / page).read_text().split())
+
+
+def test_the_counts_the_testing_and_case_format_pages_give_are_today_s():
+    import yaml
+
+    from tests.mutants import MUTANTS
+    from tests.mutants_depth import DEPTH_MUTANTS
+    from tests.mutants_paths import PATH_MUTANTS
+
+    meta = Path(__file__).parent / "meta"
+    testing, case_format = _text("testing.md"), _text("case-format.md")
+    assert f"`tests/mutants_depth.py` adds {len(DEPTH_MUTANTS)} broken backends" in testing
+    assert f"`tests/mutants_paths.py` adds {len(PATH_MUTANTS)} broken backends" in testing
+    assert f"`tests/mutants.py` defines {len(MUTANTS)} deliberately broken" in testing
+    malformed = [p for p in (meta / "malformed").iterdir() if p.name != "EXPECTED"]
+    assert f"the {len(malformed)} broken case files of `tests/meta/malformed/`" in testing
+    hostile = yaml.safe_load((meta / "hostile" / "EXPECTED").read_text())
+    registries = yaml.safe_load((meta / "hostile_registries" / "EXPECTED").read_text())
+    assert (f"`tests/meta/hostile/` holds {len(hostile)} hostile case files and directories (with "
+            f"{len(registries)} hostile registries") in case_format
+
+
+def test_the_architecture_page_counts_the_import_contracts():
+    import tomllib
+
+    words = {5: "five", 6: "six", 7: "seven", 8: "eight"}
+    contracts = tomllib.loads((DOCS.parent / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert f"enforces {words[len(contracts)]} contracts" in _text("architecture.md")
