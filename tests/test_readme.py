@@ -52,3 +52,13 @@ def test_the_item_counts_the_docs_give_are_today_s():
     assert f"become {total} ONNX models" in readme and f"({sample} of {total})" in readme
     assert f"{sample} of the {total} bundled items" in " ".join((docs / "docs" / "running.md").read_text().split())
     assert f"({sample} of {total})" in " ".join((docs / "docs" / "validate-your-runtime.md").read_text().split())
+
+
+def test_the_header_the_readme_shows_counts_today_s_ort_expectations():
+    pytest.importorskip("onnxruntime")
+    from conformance.backends import load_backend
+    from conformance.judge.expectations import load_expectations
+
+    ort = load_backend("ort")
+    listed = load_expectations(ROOT / "expectations", "ort", details=ort.details())
+    assert f"conformance expectations of ort: expectations/ort.yaml ({len(listed.entries)} entries)" in ROOT.joinpath("README.md").read_text()
