@@ -85,10 +85,10 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
     # First a narrower type over another bug (each item has at most a few of those), then the pairs
     # one of whose models gives the backend's shapes (where the shapes are wrong), then those whose
     # models change the fewest elements the backend got right.
+    damage = {name: _damage(outputs, actual, expected) for name, outputs in answered.items()}
     pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
-                                            _damage(answered[pair[0].name], actual, expected)
-                                            + _damage(answered[pair[1].name], actual, expected)))[:PAIR_LIMIT]
+                                            damage[pair[0].name] + damage[pair[1].name]))[:PAIR_LIMIT]
     return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
             if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
 

@@ -458,9 +458,12 @@ def _matches(item: Item, written: dict[str, np.ndarray], outputs: Sequence[np.nd
     index of an equal maximum of the same window."""
     if len(actual) != len(outputs):
         return False
-    if all(isinstance(got, np.ndarray) and got.dtype == want.dtype and got.shape == want.shape
-           and same_bits(want, got).all() for want, got in zip(outputs, actual)):
+    equal = [isinstance(got, np.ndarray) and got.dtype == want.dtype and got.shape == want.shape
+             and bool(same_bits(want, got).all()) for want, got in zip(outputs, actual)]
+    if all(equal):
         return True
+    if any(not same and not port.positions_of for same, port in zip(equal, item.outputs)):
+        return False  # values compare bit for bit: only Indices can match otherwise
     try:
         return not compare(item, written, dict(zip((o.name for o in item.outputs), outputs)), actual)
     except (ValueError, IndexError):  # the windows of another reading: only an exact match counts
