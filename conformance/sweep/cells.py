@@ -5,6 +5,7 @@ suite's revision) is unchanged is reused, not run again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -87,7 +88,9 @@ def run_cell(cell: Cell, directory: Path, key: str, environments: Path, root: Pa
     into ``directory``; the outcome is written to its cell.json too."""
     started = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
-    env = environments / f"py{sys.version_info[0]}{sys.version_info[1]}-{cell.package}-{cell.version}-{_pins_name(cell)}"
+    # the suite is installed editable from ``root``: an environment belongs to one clone
+    clone = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:8]
+    env = environments / f"py{sys.version_info[0]}{sys.version_info[1]}-{cell.package}-{cell.version}-{_pins_name(cell)}-{clone}"
     problem = prepare(env, root, [f"{cell.package}=={cell.version}", *cell.pins])
     if problem is not None:
         outcome = Outcome(cell, "cannot install", problem, time.monotonic() - started)
