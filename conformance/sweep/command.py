@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -105,12 +105,13 @@ def sweep(args: argparse.Namespace) -> int:
     def one(cell: Cell) -> Outcome:
         directory = args.out / "cells" / cell.directory_name
         key = cell.key(revision)
-        outcome = finished(cell, directory, key) or run_cell(cell, directory, key, environments, root)
-        print(outcome.line(), flush=True)
-        return outcome
+        return finished(cell, directory, key) or run_cell(cell, directory, key, environments, root)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        outcomes = list(pool.map(one, cells))
+        futures = [pool.submit(one, cell) for cell in cells]
+        for done in as_completed(futures):  # printed here, one whole line at a time
+            print(done.result().line(), flush=True)
+        outcomes = [future.result() for future in futures]
     ran = [args.out / "cells" / o.cell.directory_name / RESULTS for o in outcomes if o.status == "ran"]
     failed = [o.as_json("") for o in outcomes if o.status != "ran"]
     if not args.cell:  # a CI job runs one cell; the scoreboard is the last job's, from every cell's results
