@@ -112,7 +112,8 @@ def prepare(env: Path, root: Path, requirements: list[str]) -> str | None:
     ready = env / ".conformance-ready"
     if ready.exists():
         return None
-    uv = shutil.which("uv") or (str(Path(sys.executable).parent / "uv") if (Path(sys.executable).parent / "uv").exists() else None)
+    beside = Path(sys.executable).with_name("uv")  # the [sweep] extra's, where the venv is not on PATH
+    uv = shutil.which("uv") or (str(beside) if beside.exists() else None)
     python = env / "bin" / "python"
     if uv:
         steps = [[uv, "venv", "-q", "--allow-existing", "--python", sys.executable, str(env)],

@@ -132,11 +132,11 @@ def bisect(args: argparse.Namespace) -> int:
     environments = args.environments or default_environments()
 
     def outcome_at(cell: Cell) -> tuple[str, str]:
-        for directory in (args.out / "cells" / cell.directory_name,):  # a finished cell of the whole sweep
-            if finished(cell, directory, cell.key(revision)) is not None:
-                record = _record(directory / RESULTS, args.item_id)
-                if record is not None:
-                    return record
+        swept = args.out / "cells" / cell.directory_name  # a finished cell of the whole sweep
+        if finished(cell, swept, cell.key(revision)) is not None:
+            record = _record(swept / RESULTS, args.item_id)
+            if record is not None:
+                return record
         alone = Cell(cell.backend, cell.package, cell.version, cell.pins,
                      (*cell.pytest_args, f"--conformance-id={args.item_id}"))
         directory = args.out / "bisect" / cell.directory_name / _digest(args.item_id)
