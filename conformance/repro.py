@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-from .load.cases import bundled_case_dir
+from .expand.cache import ItemValues, cache_found_in
+from .judge.oracle import script_values
+from .load.cases import Ambiguity, CaseError, bundled_case_dir, load_registry
+from .load.limits import DEFAULT_LIMITS
+from .report.record import ItemRecord, RunDocument, seen_line
 from .report.results import ResultsError, load
-from .scripts import ReproError, find_item, item_script
 from .report.writer import write_atomically
+from .scripts.items import ReproError, find_item
+from .scripts.standalone import item_script
 
 
 def add_parser(commands) -> None:
@@ -60,10 +63,24 @@ def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Pat
         case_dir = case_dir or _run_cases(run)
     if backend is None:
         raise ReproError("--backend: whose runtime should the script run? (or give --results)")
-    return item_script(find_item(item_id, case_dir or bundled_case_dir(), record), backend, seed or 0, record)
+    case_dir, seed = case_dir or bundled_case_dir(), seed or 0
+    item = find_item(item_id, case_dir, record["file"] if record else None)
+    inputs, expected = script_values(item, seed, *_oracle_of(case_dir, seed))
+    return item_script(item, backend, seed, inputs, expected, seen_line(record) if record else None)
 
 
-def run_record(item_id: str, backend: str | None, results: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def _oracle_of(case_dir: Path, seed: int) -> tuple[dict[str, Ambiguity], ItemValues | None]:
+    """The registry, and the oracle's values that a run from here kept at ``seed`` (its expected
+    outputs, read rather than computed again), where there are any."""
+    try:
+        registry = load_registry(case_dir)
+    except CaseError as e:
+        raise ReproError(str(e).splitlines()[0]) from None
+    cache = cache_found_in(Path.cwd(), case_dir, DEFAULT_LIMITS)
+    return registry, cache.values(seed) if cache else None
+
+
+def run_record(item_id: str, backend: str | None, results: Path) -> tuple[RunDocument, ItemRecord]:
     run = load([results])
     found = [r for r in run["items"] if r["id"].partition("@")[0] == item_id
              and (backend is None or r["backend"] == backend.partition("[")[0])]
@@ -73,7 +90,7 @@ def run_record(item_id: str, backend: str | None, results: Path) -> tuple[dict[s
     return run, found[0]
 
 
-def _run_cases(run: dict[str, Any]) -> Path:
+def _run_cases(run: RunDocument) -> Path:
     """The run's case directory, where it is readable from here; else the bundled one."""
     cases = Path(run["environment"]["cases"])
     return cases if cases.is_dir() else bundled_case_dir()

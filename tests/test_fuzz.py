@@ -21,12 +21,12 @@ from conformance.expand.items import expand
 from conformance.fuzz.command import write_fuzz_reports
 from conformance.fuzz.engine import DEFAULT_BUDGET, Fuzzer, _tiny, variations
 from conformance.fuzz.output import repro_script, write_cases, write_repros
-from conformance.scripts import GENERIC_RUNNER
+from conformance.scripts.runners import GENERIC_RUNNER
 from conformance.fuzz.space import Target, all_targets, select_targets
 from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter
 from reference_backend import ReferenceBackend
-from tests.bundled import bundled_items
+from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS
 from tests.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
 from tests.mutants_paths import PATH_MUTANTS
@@ -236,8 +236,9 @@ def _cluster_with_indices(reject: str | None = None):
     from conformance.judge.verdict import Verdict
     item = next(i for i in bundled_items() if i.id == "MaxPool-12/with_argmax_2d_precomputed_pads[float32]")
     config = {"reject": reject} if reject else {}
+    from conformance.judge.oracle import script_values
     cluster = Cluster(Signature("MaxPool", "fail", "values", "float32", True), config, item,
-                      Verdict(Outcome.FAIL, "Y: 1 of 9 elements differ"))
+                      Verdict(Outcome.FAIL, "Y: 1 of 9 elements differ"), values=script_values(item, 0, bundled_registry()))
     return cluster, FuzzRun("mine", "1.0", 0, 1)
 
 

@@ -218,7 +218,7 @@ def test_every_failing_item_has_a_standalone_script_that_fails_on_its_bug(pytest
     linked = [r for r in failing if "script_file" in r]  # the causes' items the HTML shows
     assert linked and all(f"<a href='{r['script_file']}'>script</a>" in (out / "report.html").read_text() for r in linked)
     runner = "def run(model, feeds):\n    return BACKEND.run(model, feeds)\n"
-    from conformance.scripts import GENERIC_RUNNER
+    from conformance.scripts.runners import GENERIC_RUNNER
     from conformance.backends.onnx_backend import OnnxBackendAdapter
     from reference_backend import ReferenceBackend
     from tests.faulty_backends import WrongAtVersion12
@@ -249,10 +249,11 @@ def test_a_script_for_a_runtime_it_does_not_run_says_so_and_exits_2(item_id, tmp
     """The stub of a backend without a runner is no refusal: a must-reject item's script must not
     say "refused, as it should" and exit 0, nor a valid item's report a bug."""
     from conformance.load.cases import bundled_case_dir
-    from conformance.scripts import find_item, item_script
+    from conformance.scripts.items import find_item
+    from tests.bundled import bundled_script
 
     script = tmp_path / "repro.py"
-    script.write_text(item_script(find_item(item_id, bundled_case_dir()), "my.module:Runtime", seed=0))
+    script.write_text(bundled_script(find_item(item_id, bundled_case_dir()), "my.module:Runtime"))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (2, "fill in run(): run the model on your runtime and return "
                                                           "its outputs in order")

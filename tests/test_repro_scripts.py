@@ -12,8 +12,8 @@ import onnx
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
-from conformance.scripts import RUNNERS, item_script
-from tests.bundled import bundled_items
+from conformance.scripts.runners import RUNNERS
+from tests.bundled import bundled_items, bundled_script
 
 ROOT = PACKAGE_DIR.parent
 
@@ -42,7 +42,7 @@ def sample():
 @pytest.mark.parametrize("backend", [*RUNNERS, "tests.faulty_backends:WrongAtVersion12"])
 def test_every_script_s_model_passes_the_full_check(sample, backend):
     for item in sample:
-        model = model_of(item_script(item, backend, 0))
+        model = model_of(bundled_script(item, backend))
         onnx.checker.check_model(model, full_check=True)
         assert [len(o.type.tensor_type.shape.dim) for o in model.graph.output] == \
             [len(o.type.tensor_type.shape.dim) for o in item.model.graph.output]
@@ -51,18 +51,51 @@ def test_every_script_s_model_passes_the_full_check(sample, backend):
 def test_a_module_class_backend_s_script_runs_the_adapter_from_anywhere(tmp_path):
     item = next(i for i in bundled_items() if i.id == "MaxPool-12/2d_pads[float32]")
     script = tmp_path / "repro.py"
-    script.write_text(item_script(item, "tests.faulty_backends:WrongAtVersion12", 0))
+    script.write_text(bundled_script(item, "tests.faulty_backends:WrongAtVersion12"))
     assert "fill in run()" not in script.read_text()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr  # the adapter's bug, found
     right = next(i for i in bundled_items() if i.id == "MaxPool-11/2d_pads[float32]")
-    script.write_text(item_script(right, "tests.faulty_backends:WrongAtVersion12", 0))
+    script.write_text(bundled_script(right, "tests.faulty_backends:WrongAtVersion12"))
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and "as expected" in done.stdout, done.stdout + done.stderr
 
 
 def test_an_unknown_backend_still_gets_the_stub_that_exits_2(tmp_path):
     item = next(i for i in bundled_items() if i.id == "MaxPool-12/2d_pads[float32]")
-    script = item_script(item, "nowhere.to_be:Found", 0)
+    script = bundled_script(item, "nowhere.to_be:Found")
     assert "fill in run()" in script
+
+
+class _Kept:
+    """A store as a run's cache is one (ItemValues): what the oracle put, read back."""
+
+    def __init__(self):
+        self.values = {}
+
+    def get(self, file, item_id):
+        return self.values.get((file, item_id))
+
+    def put(self, file, item_id, value):
+        self.values[file, item_id] = value
+
+
+def test_a_script_shows_the_oracle_s_kept_values_and_derives_nothing_again(monkeypatch):
+    """The report's scripts read the run's cache, the fuzz's the item it judged last: once the
+    oracle has an item's values, writing its script computes nothing."""
+    from conformance.judge import oracle
+    from conformance.scripts.standalone import item_script
+    from tests.bundled import bundled_registry
+
+    item = next(i for i in bundled_items() if i.expectation == "derived" and len(i.outputs) == 2)
+    kept, last = _Kept(), oracle.LastComputed()
+    computed = oracle.script_values(item, 0, bundled_registry(), kept)
+    oracle.consult(item, 0, bundled_registry(), last)
+
+    def derives(*args):
+        raise AssertionError("the oracle derived an item's outputs again")
+
+    monkeypatch.setattr(oracle, "derive", derives)
+    for inputs, expected in (oracle.script_values(item, 0, bundled_registry(), kept), last.script_values(item, 0)):
+        assert item_script(item, "ort", 0, inputs, expected) == item_script(item, "ort", 0, *computed)

@@ -145,6 +145,13 @@ def expansion_cache(config, case_dir: Path, limits: Limits) -> ExpansionCache | 
         return None
 
 
+def cache_found_in(directory: Path, case_dir: Path, limits: Limits) -> ExpansionCache | None:
+    """The cache that a run from ``directory`` (its pytest rootdir) left, for a command outside
+    pytest (``conformance repro``) to read; None where there is none. Nothing is created."""
+    entry = directory / ".pytest_cache" / "d" / "conformance-items"
+    return ExpansionCache(entry, case_dir, limits) if entry.is_dir() and not entry.is_symlink() else None
+
+
 class ExpansionCache:
     def __init__(self, directory: Path, case_dir: Path, limits: Limits):
         self.directory, self.digest, self.key = directory, suite_digest(case_dir, limits), user_key()

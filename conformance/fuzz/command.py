@@ -23,6 +23,7 @@ from ..backends import BackendNotFound, load_backend
 from ..backends.isolation.runner import started
 from ..load.cases import bundled_case_dir, load_registry
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment, write_atomically
+from ..report.record import Environment
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import run_document, write_cases, write_repros
 from .space import select_targets
@@ -98,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _writer(env: dict, args: argparse.Namespace) -> Callable[..., None]:
+def _writer(env: Environment, args: argparse.Namespace) -> Callable[..., None]:
     """Writes the clusters so far (cases, scripts, reports), each file atomically: called as each
     cluster is found or shrunk (the report then says partial), and once at the end."""
     def write(run: FuzzRun, final: bool) -> None:
@@ -137,7 +138,7 @@ def summary(run: FuzzRun) -> str:
     return "\n".join(lines)
 
 
-def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Path | None = None,
+def write_fuzz_reports(env: Environment, runs: list[FuzzRun], directory: Path, out: Path | None = None,
                        base: Results | None = None, partial: bool = False, interrupted: bool = False) -> None:
     """results.json (the clusters' minimal items as records, the runs as its ``fuzz`` list), report.html
     and summary.md; ``out``: where the cases and repro scripts were written; ``base``: a suite run's
@@ -145,7 +146,7 @@ def write_fuzz_reports(env: dict, runs: list[FuzzRun], directory: Path, out: Pat
     write_fuzz_documents(env, [run_document(run, out) for run in runs], directory, base, partial, interrupted)
 
 
-def write_fuzz_documents(env: dict, documents: list[dict], directory: Path, base: Results | None = None,
+def write_fuzz_documents(env: Environment, documents: list[dict], directory: Path, base: Results | None = None,
                          partial: bool = False, interrupted: bool = False) -> None:
     """The reports of runs as :func:`.output.run_document` gives them (pytest's workers send these).
     ``base`` is left as it is: a checkpoint of a running fuzz writes these again and again."""

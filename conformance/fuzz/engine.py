@@ -30,6 +30,7 @@ from hypothesis.internal.conjecture import providers as hypothesis_providers
 from ..backends import Backend
 from ..load.cases import Ambiguity, CaseError
 from ..load.dtypes import DTYPES
+from ..judge.oracle import LastComputed, ScriptValues
 from ..judge.verdict import SuiteError, Verdict, evaluate
 from ..outcomes import BACKEND_FAILURES, Outcome
 from ..expand.items import Item
@@ -75,6 +76,7 @@ class Cluster:
     found_after_s: float = 0.0
     selectors: list[dict[str, str]] = field(default_factory=list)  # each varied selector and what it did
     chunk: int = 0  # the chunk of the search that drew its first example
+    values: ScriptValues | None = None  # the inputs and expected outputs of its item, as judged (its script's)
 
     @property
     def matters(self) -> list[str]:
@@ -243,6 +245,7 @@ class Fuzzer:
         self.progress = progress or (lambda line: None)
         self.deadline, self.checkpoint = deadline, checkpoint or (lambda run: None)
         self.run = FuzzRun(getattr(backend, "name", "?"), getattr(backend, "version", "?"), seed, budget)
+        self.oracles = LastComputed()  # the oracle of the item judged last: a new cluster's keeps it
         self.known: dict[str, Signature | None | bool] = {}  # repr(config) -> its signature (False: no model)
 
     # ---- judging ----
@@ -251,7 +254,7 @@ class Fuzzer:
         """The item and its verdict; None where the recipe makes no legal model."""
         try:
             item = build_item(config, self.registry)
-            return item, evaluate(item, self.backend, 0, self.registry)
+            return item, evaluate(item, self.backend, 0, self.registry, store=self.oracles)
         except (NotDrawable, SuiteError):
             return None
         except CaseError as e:
@@ -381,7 +384,8 @@ class Fuzzer:
                 found[signature].hits += 1
                 return
             found[signature] = Cluster(signature, config, item, verdict, 1, run.judged,
-                                       round(time.monotonic() - started, 3), chunk=state["chunk"])
+                                       round(time.monotonic() - started, 3), chunk=state["chunk"],
+                                       values=self.oracles.script_values(item, 0))
             self.progress(f"found after {run.judged} configurations: {signature.describe()}")
             self._publish()
             if self.stop_at_first:
@@ -423,6 +427,7 @@ class Fuzzer:
             judged = self.judge(best["config"])
             if judged and signature_of(best["config"], *judged) == wanted:
                 cluster.config, (cluster.item, cluster.verdict) = best["config"], judged
+                cluster.values = self.oracles.script_values(cluster.item, 0)
 
     # ---- which selectors matter ----
 

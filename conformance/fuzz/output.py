@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from ..expand.items import qualified_op
-from ..scripts import standalone_script
+from ..scripts.standalone import standalone_script
 from ..report.record import ItemRecord, json_safe, with_verdict
 from ..report.writer import write_atomically
 from .cases import file_document, materialize
@@ -91,7 +91,8 @@ def repro_script(cluster: Cluster, run: FuzzRun) -> str:
     found = (f"Found by `conformance fuzz --backend={run.backend} --seed={run.seed}` against {run.backend} "
              f"{run.backend_version}, shrunk to a minimal model.")
     seen = f"{cluster.verdict.outcome.value}: {cluster.verdict.message[:400]}"
-    return standalone_script(cluster.item, cluster.item.make_inputs(0), run.backend, cluster.config.get("reject"),
+    assert cluster.values is not None, "a cluster keeps the values it was judged against"
+    return standalone_script(cluster.item, *cluster.values, run.backend, cluster.config.get("reject"),
                              [cluster.signature.describe(), "", found, f"What the suite saw: {seen}"])
 
 

@@ -15,7 +15,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 
 from ..load.cases import read_yaml
@@ -59,7 +59,7 @@ class Expectations:
         return list(waiting)
 
     @staticmethod
-    def unsupported_entries(records: Iterable[dict]) -> dict[str, str]:
+    def unsupported_entries(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         """``where`` -> match of the entries every item of which the run found unsupported (from
         the records' ``expectation``): the backend cannot run what they list, so they list nothing."""
         outcomes: dict[tuple[str, str], set[str]] = {}

@@ -51,6 +51,43 @@ def consult(item: Item, seed: int, registry: dict[str, Ambiguity], store=None) -
     return oracle
 
 
+# an item's inputs as the model takes them, and its expected outputs (None: it must be refused)
+ScriptValues = tuple[dict[str, np.ndarray], "dict[str, np.ndarray] | None"]
+
+
+def script_values(item: Item, seed: int, registry: dict[str, Ambiguity], store=None) -> ScriptValues:
+    """What an item's standalone script shows (``conformance.scripts``): its inputs as the model
+    takes them at ``seed``, and its expected outputs (None for an item that must be refused),
+    read from ``store`` where the run kept its oracle."""
+    if item.case.reject:
+        return item.make_inputs(seed), None
+    oracle = consult(item, seed, registry, store)
+    return item.to_model(oracle.written), oracle.expected
+
+
+class LastComputed:
+    """A store for :func:`consult` that reads nothing back and keeps the last oracle computed: for
+    a caller that judges item after item and keeps the values of a few (the fuzz, its clusters'
+    scripts), without computing them again."""
+
+    def __init__(self) -> None:
+        self.last: tuple[str, Any] | None = None
+
+    def get(self, file, item_id: str) -> None:
+        return None
+
+    def put(self, file, item_id: str, value: Any) -> None:
+        self.last = item_id, value
+
+    def script_values(self, item: Item, seed: int) -> ScriptValues:
+        """The values of ``item``, judged last at ``seed``."""
+        if item.case.reject:
+            return item.make_inputs(seed), None
+        kept = _from_plain(item, self.last[1]) if self.last is not None and self.last[0] == item.id else None
+        assert kept is not None, f"{item.id} was not the item judged last"
+        return item.to_model(kept.written), kept.expected
+
+
 def derive(item: Item, inputs: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Answer | None]:
     """The expected outputs, and the reference backend's answer (run through the backend
     interface) where a derived output needed it (else None)."""

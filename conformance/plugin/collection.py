@@ -16,7 +16,7 @@ from ..judge.verdict import SuiteError, Verdict, evaluate
 from ..load.cases import REGISTRY_FILE, CaseError, bundled_case_dir, case_files, escaped, load_registry
 from ..outcomes import FAILING, Outcome
 from ..docgen.coverage import covering_sample
-from ..scripts import command as repro_command
+from ..scripts.items import command as repro_command
 from ..report.record import ItemRecord, item_record, with_verdict
 from .session import PACKAGE_DIR, RECORD, STATE, BackendUnderTest, SuiteSession, in_shard
 

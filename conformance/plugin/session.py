@@ -21,11 +21,12 @@ from ..expand.cache import expand_file, expansion_cache
 from ..expand.items import Item
 from ..judge.expectations import Expectations, load_expectations, load_skips
 from ..judge.lock import Lock, lock_path
+from ..judge.oracle import ScriptValues, script_values
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
 from ..load.limits import ReadRefused, parse_limits, read_regular
 from ..outcomes import Outcome
-from ..scripts import adapter_directory
-from ..report.record import item_record
+from ..scripts.runners import adapter_directory
+from ..report.record import ItemRecord, item_record
 from ..report.writer import ReportDirectory, ReportError, Results, environment, write_reports
 from .options import DEFAULT_SEED
 
@@ -232,7 +233,8 @@ class SuiteSession:
                     from ..fuzz.command import write_fuzz_documents
                     write_fuzz_documents(self.env, self.fuzz_runs, self.report_dir, base=self.results)
                 else:
-                    write_reports(self.results, partial=interrupted, interrupted=interrupted, items_of=self.items_of)
+                    write_reports(self.results, partial=interrupted, interrupted=interrupted, items_of=self.items_of,
+                                  values_of=self.script_values)
             except ReportError as e:  # a full disk, say: one line, and the run cannot pass
                 self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -248,6 +250,13 @@ class SuiteSession:
                 registry = self.expansions.registry(self.case_dir, self.limits)
                 self.expanded[file] = self.expansions.items(file, registry, self.limits)
         return self.expanded[file]
+
+    def script_values(self, item: Item) -> ScriptValues:
+        """What the report's repro script of ``item`` shows: the oracle's values, as this run
+        (or an earlier one) kept them."""
+        registry = (self.expansions.registry(self.case_dir, self.limits) if self.expansions
+                    else load_registry(self.case_dir, self.limits))
+        return script_values(item, self.seed, registry, self.values)
 
     def pytest_keyboard_interrupt(self) -> None:
         self.interrupted = True
@@ -277,12 +286,14 @@ class SuiteSession:
         record = report_record(report) if report.when != "teardown" else None
         if record is None:  # not one of the suite's items, or the report of a lost worker (recorded below)
             return
+        record = record.copy()  # the report's own is read again by other hooks
         if report.when == "call":
             self.pending.pop(report.nodeid, None)
-            self.results.add(dict(record, duration_s=round(report.duration, 6)))
+            record["duration_s"] = round(report.duration, 6)
         else:
-            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
-            self.results.add(dict(record, outcome=Outcome.ERROR.value, message=message))
+            record["outcome"], record["message"] = Outcome.ERROR.value, (
+                str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed")
+        self.results.add(record)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
@@ -294,11 +305,12 @@ class SuiteSession:
         message = (f"the pytest-xdist worker {worker!r} running this item died (killed, or its process crashed); "
                    "no answer was judged")
         if record is not None:
-            self.results.add(dict(record, outcome=Outcome.CRASH.value, message=message))
+            record["outcome"], record["message"] = Outcome.CRASH.value, message
+            self.results.add(record)
         else:  # not an item of the suite's (a fuzz test): still never lost
             self.results.add_collection_error(crashitem, message)
 
-    def _record_of(self, node_id: str) -> dict | None:
+    def _record_of(self, node_id: str) -> ItemRecord | None:
         """An item's record from its node id alone: the controller of an xdist run collects
         nothing, and a worker killed during setup has sent nothing."""
         *parents, name = node_id.split("::")
@@ -313,11 +325,14 @@ class SuiteSession:
         item = next((i for i in items if i.id == item_id), None)
         if item is None or target is None:
             return None
-        return dict(item_record(item, self.case_dir), backend=target.backend.name,
-                    backend_version=target.backend.version, **({"label": self.label} if self.label else {}))
+        record = item_record(item, self.case_dir)
+        record["backend"], record["backend_version"] = target.backend.name, target.backend.version
+        if self.label:
+            record["label"] = self.label
+        return record
 
 
-def report_record(report) -> dict | None:
+def report_record(report) -> ItemRecord | None:
     """The record a suite item's report carries (in its user properties), or None; read once
     per report, however many hooks ask."""
     if report not in _RECORDS:  # kept beside the report, not in it: a worker sends its reports on

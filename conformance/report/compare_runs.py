@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..outcomes import FAILING_WORDS, Outcome
+from .record import RunDocument
 from .results import observed_reading, shorten
 
 
@@ -41,7 +41,7 @@ class Comparison:
     compared: int = 0
 
 
-def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
+def compare_runs(old: RunDocument, new: RunDocument) -> Comparison:
     before = {(r["backend"], r["id"]): r for r in old["items"]}
     after = {(r["backend"], r["id"]): r for r in new["items"]}
     result = Comparison(added=len(after.keys() - before.keys()), removed=len(before.keys() - after.keys()))
@@ -71,7 +71,7 @@ def compare_runs(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
     return result
 
 
-def render_comparison(old: dict[str, Any], new: dict[str, Any], comparison: Comparison) -> str:
+def render_comparison(old: RunDocument, new: RunDocument, comparison: Comparison) -> str:
     def versions(document):
         return ", ".join(f"{b['name']} {b['version']}" for b in document["environment"]["backends"])
 

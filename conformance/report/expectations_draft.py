@@ -12,10 +12,11 @@ import yaml
 from ..judge.verdict import first_line
 from ..outcomes import BACKEND_FAILURES, Outcome
 from ..judge.diagnosis import titles
+from .record import ItemRecord, RunDocument
 from .results import failure_clusters, line_diagnoses, shorten
 
 
-def draft_expectations(document: dict[str, Any], backend: str) -> str:
+def draft_expectations(document: RunDocument, backend: str) -> str:
     """A first expectations file for ``backend`` from a run: the entries of each line of the
     report's failures by cause (``failure_clusters``) under the broadest globs that match no item
     the entry must not reach. A line one defect model reproduces has its title as the reason and
@@ -65,7 +66,7 @@ def draft_expectations(document: dict[str, Any], backend: str) -> str:
     return header + yaml.safe_dump(draft, sort_keys=False, width=100, allow_unicode=True)
 
 
-def _candidate_globs(record: dict[str, Any]) -> list[str]:
+def _candidate_globs(record: ItemRecord) -> list[str]:
     """Every version or this one, every element type or this one, and the case path cut after
     each '/' or '-' (its parameter labels); the id itself is among them, so one is always safe."""
     path, dtype = record["id"].split("/", 1)[1].rpartition("[")[::2]

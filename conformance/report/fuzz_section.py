@@ -5,13 +5,15 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .record import RunDocument
+
 
 def _line(run: dict[str, Any]) -> str:
     return (f"{run['backend']} {run['backend_version']}: {run['configurations']} configurations in {run['seconds']:.1f} s "
             f"({run['per_second']:.1f}/s of search), seed {run['seed']}, {len(run['clusters'])} failure clusters")
 
 
-def fuzz_markdown(document: dict[str, Any]) -> list[str]:
+def fuzz_markdown(document: RunDocument) -> list[str]:
     runs = document.get("fuzz") or []
     if not runs:
         return []
@@ -29,7 +31,7 @@ def fuzz_markdown(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def fuzz_html(document: dict[str, Any]) -> str:
+def fuzz_html(document: RunDocument) -> str:
     runs = document.get("fuzz") or []
     if not runs:
         return ""

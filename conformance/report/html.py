@@ -9,6 +9,7 @@ from typing import Any
 
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_html
+from .record import ItemRecord, RunDocument
 from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
                       failure_clusters, matrix, opset_regressions, shorten, totals, cannot_run)
 
@@ -44,7 +45,7 @@ a.badge:hover { outline: 1px solid #1d2430; } .cause { font-weight: 400; }
 """
 
 
-def render_html(document: dict[str, Any]) -> str:
+def render_html(document: RunDocument) -> str:
     items = document["items"]
     names = backends(document)
     sections = [
@@ -83,7 +84,7 @@ def _anchor(*parts: object) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", str(p)) for p in parts)
 
 
-def _contents(items: list[dict], names: list[str], document: dict[str, Any]) -> str:
+def _contents(items: list[ItemRecord], names: list[str], document: RunDocument) -> str:
     sections = [("outcomes", "Outcomes"), ("regressions", "Opset regressions"), ("matrix", "By operator version")]
     if len(names) > 1:
         sections.append(("disagreements", "Disagreements"))
@@ -100,7 +101,7 @@ def _contents(items: list[dict], names: list[str], document: dict[str, Any]) -> 
     return f"<nav aria-label='contents'>{links}</nav>"
 
 
-def _header(document: dict[str, Any]) -> str:
+def _header(document: RunDocument) -> str:
     env = document["environment"]
     state = ""
     if document["partial"]:
@@ -119,21 +120,21 @@ def _header(document: dict[str, Any]) -> str:
             f"<table><tr><th>backend</th><th>version</th><th>settings</th></tr>{rows}</table>")
 
 
-def _totals(items: list[dict], names: list[str]) -> str:
+def _totals(items: list[ItemRecord], names: list[str]) -> str:
     table = totals(items)
     rows = "".join(f"<tr><th>{escape(n)}</th><td>{_counts(table.get(n, Counter()))}</td>"
                    f"<td class='n'>{sum(table.get(n, Counter()).values())}</td></tr>" for n in names)
     return f"<h2 id='outcomes'>Outcomes</h2><table><tr><th>backend</th><th>items</th><th>total</th></tr>{rows}</table>"
 
 
-def _regressions(items: list[dict]) -> str:
+def _regressions(items: list[ItemRecord]) -> str:
     found = opset_regressions(items)
     head = (f"<h2 id='regressions'>Opset regressions ({len(found)})</h2><p class='muted'>Cases a backend passes at one "
             "operator version and fails or errors at another, with the same element type; grouped by "
             "the pattern of outcomes over the versions.</p>")
     if not found:
         return head + "<p>None.</p>"
-    patterns: dict[tuple, list[dict]] = {}
+    patterns: dict[tuple, list[dict[str, Any]]] = {}
     for r in found:
         patterns.setdefault((r["backend"], r["op"], r["dtype"], tuple(r["outcomes"].items())), []).append(r)
     parts = [head]
@@ -146,7 +147,7 @@ def _regressions(items: list[dict]) -> str:
     return "".join(parts)
 
 
-def _matrix(items: list[dict], names: list[str]) -> str:
+def _matrix(items: list[ItemRecord], names: list[str]) -> str:
     table = matrix(items)
     header = "".join(f"<th>{escape(n)}</th>" for n in names)
     def links(op: str, version: int, backend: str) -> dict[str, str]:
@@ -160,7 +161,7 @@ def _matrix(items: list[dict], names: list[str]) -> str:
             f"their causes at that version.</p><table><tr><th>op-version</th>{header}</tr>{rows}</table>")
 
 
-def _disagreements(items: list[dict]) -> str:
+def _disagreements(items: list[ItemRecord]) -> str:
     found = disagreements(items)
     agreeing = len({r["id"] for r in items}) - len(found)
     klass = {r["id"]: case_class(r) for r in items if "case" in r}
@@ -187,7 +188,7 @@ def _heatmap(diff: dict) -> str:
             f"<div class='heat' style='grid-template-columns: repeat({len(mask[0])}, 9px)'>{cells}</div>")
 
 
-def _failure(record: dict) -> str:
+def _failure(record: ItemRecord) -> str:
     shown = "".join(f"<pre>{escape(d['summary'])}\n" + "\n".join(escape(s) for s in d.get("shown", [])) + "</pre>"
                     + _heatmap(d) for d in record.get("diff", []))
     if not shown:
@@ -207,7 +208,7 @@ def _failure(record: dict) -> str:
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 
 
-def _failures(items: list[dict], names: list[str]) -> str:
+def _failures(items: list[ItemRecord], names: list[str]) -> str:
     clusters = failure_clusters(items)
     total = sum(len(c.records) for found in clusters.values() for c in found)
     parts = [f"<h2 id='failures'>Failures ({total})</h2><p class='muted'>Each backend's failing items clustered "
@@ -272,7 +273,7 @@ def _sub_groups(cluster: Cluster) -> str:
     return f"<details><summary class='cause'>{len(details)} sub-groups</summary><ul>{rows}</ul></details>"
 
 
-def _divergences(items: list[dict]) -> str:
+def _divergences(items: list[ItemRecord]) -> str:
     table = divergences(items)
     parts = ["<h2 id='questions'>Open questions</h2><p class='muted'>Divergent items by the question they run into and the "
              "reading each backend showed (see cases/ambiguities.md).</p>"]
@@ -287,7 +288,7 @@ def _divergences(items: list[dict]) -> str:
     return "".join(parts) + f"<table><tr><th>question</th><th>backend</th><th>observed readings</th></tr>{rows}</table>"
 
 
-def _errata(items: list[dict]) -> str:
+def _errata(items: list[ItemRecord]) -> str:
     found = errata(items)
     if not found:
         return "<h2 id='errata'>Errata</h2><p>No case of this run corrects its document.</p>"
@@ -297,7 +298,7 @@ def _errata(items: list[dict]) -> str:
             f"<th>the document prints, and why it is wrong</th></tr>{rows}</table>")
 
 
-def _known_failures(items: list[dict]) -> str:
+def _known_failures(items: list[ItemRecord]) -> str:
     """The expectations entries this run matched, with their reasons and links."""
     grouped: dict[tuple, list[str]] = {}
     for r in items:
@@ -332,7 +333,7 @@ def _link_text(link: str) -> str:
     return link
 
 
-def _collection_errors(document: dict[str, Any]) -> str:
+def _collection_errors(document: RunDocument) -> str:
     errors = document["collection_errors"]
     if not errors:
         return ""
@@ -340,7 +341,7 @@ def _collection_errors(document: dict[str, Any]) -> str:
     return f"<h2 id='collection-errors'>Case files that did not load ({len(errors)})</h2><ul>{rows}</ul>"
 
 
-def _unsupported(items: list[dict]) -> str:
+def _unsupported(items: list[ItemRecord]) -> str:
     """The backends' refusals of what they cannot run: the valid twins refused first (the operator
     versions, element types and ranks a backend cannot run at all), then each reason."""
     refused = cannot_run(items)

@@ -1,7 +1,8 @@
 """The result record: one per item and backend in results.json, one type (``ItemRecord``, held to
 ``schema/results.schema.json`` by tests/test_reports.py) and its builders. What is known of an item
 before it runs (``item_record``) and what its verdict adds (``with_verdict``) are built here alone:
-the plugin, the fuzz and the tests' trials all call them, and every reader takes the type."""
+the plugin, the fuzz and the tests' trials all call them, and every reader takes the type, as it
+takes ``RunDocument`` for the whole document."""
 
 from __future__ import annotations
 
@@ -59,6 +60,43 @@ class ItemRecord(TypedDict, total=False):
     duration_s: float
 
 
+class BackendRecord(TypedDict):
+    name: str
+    version: str
+    details: dict[str, str]
+
+
+class Environment(TypedDict, total=False):
+    suite_version: str
+    backends: list[BackendRecord]
+    onnx: str
+    numpy: str
+    python: str
+    platform: str
+    seed: int
+    cases: str
+    label: str  # --conformance-label
+
+
+class CollectionError(TypedDict):
+    node: str
+    message: str
+
+
+class RunDocument(TypedDict, total=False):
+    """A whole results.json (what ``conformance.report.results.read_results`` returns, checked)."""
+    schema_version: int
+    partial: bool
+    interrupted: bool
+    environment: Environment
+    started: str
+    finished: str | None
+    summary: dict[str, int]  # items per outcome
+    collection_errors: list[CollectionError]
+    items: list[ItemRecord]
+    fuzz: list[dict[str, Any]]  # `conformance fuzz` runs (schema's $defs/fuzz)
+
+
 def item_record(item: Item, case_dir: Path) -> ItemRecord:
     """What is known of an item before it runs."""
     case = item.case
@@ -101,6 +139,12 @@ def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
     elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text
         record["reason"] = bounded(verdict.details.strip())
     return record
+
+
+def seen_line(record: ItemRecord) -> str:
+    """What a run saw of an item, in one line (for its standalone script's docstring)."""
+    return (f"What the suite saw on {record['backend']} {record.get('backend_version', '')}: "
+            f"{record['outcome']}: {record['message'][:400]}")
 
 
 def bounded(text: str, limit: int = REASON_LIMIT) -> str:

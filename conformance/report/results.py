@@ -18,9 +18,10 @@ from ..load.limits import ReadRefused, read_state_text
 from ..load.schema_check import compile_schema
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_markdown
+from .record import BackendRecord, Environment, ItemRecord, RunDocument
 
 
-Record = dict[str, Any]
+Record = ItemRecord
 MAX_RESULTS_BYTES = 1 << 30  # a nightly run of every backend writes about 60 MB
 
 
@@ -28,7 +29,7 @@ class ResultsError(ValueError):
     """A results.json that cannot be read: missing, not JSON, or not the suite's format (one line)."""
 
 
-def read_results(path: Path, max_bytes: int = MAX_RESULTS_BYTES) -> dict[str, Any]:
+def read_results(path: Path, max_bytes: int = MAX_RESULTS_BYTES) -> RunDocument:
     """A results.json, read as untrusted input: a regular file within ``max_bytes``, JSON
     (no nesting or integer that the parser refuses), every record valid against the schema.
     ResultsError, in one line, otherwise."""
@@ -58,7 +59,7 @@ def _results_check():
     return compile_schema(_results_schema())
 
 
-def load(paths: Iterable[Path]) -> dict[str, Any]:
+def load(paths: Iterable[Path]) -> RunDocument:
     """One document from one or more results.json files (their backends side by side), within
     MAX_RESULTS_BYTES in all (the same file named many times counts each time)."""
     documents, budget = [], MAX_RESULTS_BYTES
@@ -69,10 +70,10 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
         budget -= Path(path).stat().st_size
     if len(documents) > 1:
         _label_runs(documents)
-    merged = dict(documents[0])
+    merged = documents[0].copy()
     if len(documents) > 1:
-        merged["environment"] = dict(documents[0]["environment"],
-                                     backends=[b for d in documents for b in d["environment"]["backends"]])
+        merged["environment"] = _with_backends(documents[0]["environment"],
+                                               [b for d in documents for b in d["environment"]["backends"]])
         merged["items"] = [r for d in documents for r in d["items"]]
         merged["collection_errors"] = [e for d in documents for e in d["collection_errors"]]
         merged["partial"] = any(d["partial"] for d in documents)
@@ -82,7 +83,7 @@ def load(paths: Iterable[Path]) -> dict[str, Any]:
     return merged
 
 
-def _label_runs(documents: list[dict[str, Any]]) -> None:
+def _label_runs(documents: list[RunDocument]) -> None:
     """Runs merged stay apart: a labelled run's backend takes its label (``ort@1.15.1``;
     ``name@label`` where the run had several backends); otherwise, where a backend's name comes
     with more than one version, each of its records and its header take ``name@version``, so
@@ -92,20 +93,35 @@ def _label_runs(documents: list[dict[str, Any]]) -> None:
         if label:
             several = len(document["environment"]["backends"]) > 1
             named = {b["name"]: f"{b['name']}@{label}" if several else label for b in document["environment"]["backends"]}
-            document["environment"] = dict(document["environment"], backends=[
-                dict(b, name=named[b["name"]]) for b in document["environment"]["backends"]])
-            document["items"] = [dict(r, backend=named.get(r["backend"], r["backend"])) for r in document["items"]]
+            _rename(document, named)
     versions: dict[str, set[str]] = defaultdict(set)
     for document in documents:
         for backend in document["environment"]["backends"]:
             versions[backend["name"]].add(str(backend["version"]))
     shared = {name for name, found in versions.items() if len(found) > 1}
     for document in documents:
-        document["environment"] = dict(document["environment"], backends=[
-            dict(b, name=f"{b['name']}@{b['version']}") if b["name"] in shared else b
-            for b in document["environment"]["backends"]])
-        document["items"] = [dict(r, backend=f"{r['backend']}@{r.get('backend_version', '')}")
-                             if r["backend"] in shared else r for r in document["items"]]
+        _rename(document, {b["name"]: f"{b['name']}@{b['version']}" for b in document["environment"]["backends"]
+                           if b["name"] in shared})
+
+
+def _rename(document: RunDocument, names: dict[str, str]) -> None:
+    """The backends named in ``names`` renamed, in the header and in each of their records."""
+    document["environment"] = _with_backends(document["environment"], [
+        BackendRecord(name=names.get(b["name"], b["name"]), version=b["version"], details=b["details"])
+        for b in document["environment"]["backends"]])
+    items = []
+    for record in document["items"]:
+        if record["backend"] in names:
+            record = record.copy()
+            record["backend"] = names[record["backend"]]
+        items.append(record)
+    document["items"] = items
+
+
+def _with_backends(environment: Environment, backends: list[BackendRecord]) -> Environment:
+    copy = environment.copy()
+    copy["backends"] = backends
+    return copy
 
 
 def shorten(text: str, width: int) -> str:
@@ -116,7 +132,7 @@ def shorten(text: str, width: int) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut[width // 2:] else cut).rstrip(" ,;:") + "…"
 
 
-def backends(document: dict[str, Any]) -> list[str]:
+def backends(document: RunDocument) -> list[str]:
     return [b["name"] for b in document["environment"]["backends"]]
 
 
@@ -453,7 +469,7 @@ def totals(items: list[Record]) -> dict[str, Counter]:
     return dict(table)
 
 
-def render_markdown(document: dict[str, Any]) -> str:
+def render_markdown(document: RunDocument) -> str:
     """A summary for CI logs: totals, regressions, failures by class, open questions."""
     items = document["items"]
     env = document["environment"]

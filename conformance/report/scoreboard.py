@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from packaging.version import InvalidVersion, Version
 
 from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
+from .record import BackendRecord, ItemRecord, RunDocument
 from .results import ResultsError, failure_clusters, read_results, shorten
 from .html import STYLE
 from .writer import write_atomically
@@ -39,7 +40,7 @@ def _release_order(version: str):
 class Run:
     """One backend's results at one release (a sweep's cell, or one backend of a nightly's run)."""
 
-    def __init__(self, path: Path, document: dict[str, Any], backend: dict[str, Any], several: bool):
+    def __init__(self, path: Path, document: RunDocument, backend: BackendRecord, several: bool):
         self.runtime = backend["name"]
         self.release = str(backend["version"])
         label = document["environment"].get("label")
@@ -47,9 +48,16 @@ class Run:
         self.path = path
         items = [r for r in document["items"] if r["backend"] == self.runtime]
         # a known failure (xfail) is the failure its expectation lists: the cause is there all the same
-        self.records = [dict(r, outcome=r["expectation"]["outcome"]) if r["outcome"] == Outcome.XFAIL.value
-                        and isinstance(r.get("expectation"), dict) else r for r in items]
+        self.records = [_as_listed(r) if r["outcome"] == Outcome.XFAIL.value and isinstance(r.get("expectation"), dict)
+                        else r for r in items]
         self.summary = Counter(r["outcome"] for r in items)
+
+
+def _as_listed(record: ItemRecord) -> ItemRecord:
+    """A known failure's record with the outcome its expectation lists."""
+    copy = record.copy()
+    copy["outcome"] = record["expectation"]["outcome"]
+    return copy
 
 
 def runs_of(path: Path) -> list[Run]:
@@ -58,7 +66,7 @@ def runs_of(path: Path) -> list[Run]:
     return [Run(path, document, backend, len(backends) > 1) for backend in backends]
 
 
-def _op_version(record: dict) -> str:
+def _op_version(record: ItemRecord) -> str:
     return f"{record['op']}-{record['version']}"
 
 
@@ -81,8 +89,8 @@ def build(runs: list[Run], failed_cells: list[dict[str, Any]], history: list[dic
             "cells_not_run": failed_cells, "history": history}
 
 
-def _by_op_version(run: Run) -> dict[str, list[dict]]:
-    grouped: dict[str, list[dict]] = defaultdict(list)
+def _by_op_version(run: Run) -> dict[str, list[ItemRecord]]:
+    grouped: dict[str, list[ItemRecord]] = defaultdict(list)
     for record in run.records:
         grouped[_op_version(record)].append(record)
     return dict(sorted(grouped.items()))

@@ -22,6 +22,8 @@ import onnx
 
 from ..backends import Backend
 from ..expand.items import Item
+from ..judge.oracle import ScriptValues
+from .record import BackendRecord, Environment, ItemRecord, RunDocument
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -31,17 +33,17 @@ MARKDOWN_FILE = "summary.md"
 
 
 def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Path,
-                label: str | None = None) -> dict[str, Any]:
+                label: str | None = None) -> Environment:
     """``backends``: (the backend, what runs it) pairs; the runner adds its isolation settings;
     ``label``: the run's name (--conformance-label)."""
     from .. import __version__
 
-    described = []
+    described: list[BackendRecord] = []
     for backend, runner in backends:
         details = dict(backend.details())
         if runner is not backend:
             details.update(runner.details())
-        described.append({"name": backend.name, "version": backend.version, "details": details})
+        described.append(BackendRecord(name=backend.name, version=backend.version, details=details))
     return {
         "suite_version": __version__,
         "backends": described,
@@ -63,7 +65,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def header_lines(env: dict[str, Any]) -> list[str]:
+def header_lines(env: Environment) -> list[str]:
     lines = []
     for backend in env["backends"]:
         details = ", ".join(f"{k} {v}" for k, v in backend["details"].items())
@@ -113,14 +115,14 @@ class Results:
     """The run's records; with a directory, rewritten there atomically every few seconds as
     ``partial`` so that an interrupted or killed run still leaves a valid report."""
 
-    def __init__(self, env: dict[str, Any], directory: ReportDirectory | Path | None, every_s: float = 2.0):
+    def __init__(self, env: Environment, directory: ReportDirectory | Path | None, every_s: float = 2.0):
         self.env, self.directory, self.every_s = env, directory, every_s
         self.started = _now()
-        self.records: list[dict[str, Any]] = []
+        self.records: list[ItemRecord] = []
         self.collection_errors: dict[str, str] = {}
         self.last_write = time.monotonic()
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: ItemRecord) -> None:
         self.records.append(record)
         if self.directory is not None and time.monotonic() - self.last_write >= self.every_s:
             self.checkpoint()
@@ -133,7 +135,7 @@ class Results:
     def add_collection_error(self, node: str, message: str) -> None:
         self.collection_errors[node] = message
 
-    def document(self, partial: bool, interrupted: bool = False) -> dict[str, Any]:
+    def document(self, partial: bool, interrupted: bool = False) -> RunDocument:
         return {
             "schema_version": SCHEMA_VERSION,
             "partial": partial,
@@ -154,18 +156,20 @@ class Results:
 
 
 def write_reports(results: Results, partial: bool, interrupted: bool,
-                  items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
+                  items_of: Callable[[Path], Iterable[Item]] | None = None,
+                  values_of: Callable[[Item], ScriptValues] | None = None) -> None:
     """results.json, and its HTML and Markdown renderings, into the results' directory; raises
-    ReportError, leaving no temporary file behind. ``items_of``: a case file's items, where the
-    run has them at hand (its expansion cache), for the repro scripts."""
+    ReportError, leaving no temporary file behind. For the repro scripts, ``values_of``: an item's
+    inputs and expected outputs from the run's oracle (none: no scripts), and ``items_of``: a case
+    file's items where the run has them at hand (its expansion cache)."""
     from .html import render_html
     from .results import render_markdown
 
     document = results.document(partial, interrupted)
     directory = results.directory
     assert directory is not None, "results without a report directory are never written"
-    if not partial:
-        write_scripts(document, directory, items_of)
+    if not partial and values_of is not None:
+        write_scripts(document, directory, values_of, items_of)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     _write_report(directory / HTML_FILE, render_html(document))
     _write_report(directory / MARKDOWN_FILE, render_markdown(document))
@@ -174,16 +178,20 @@ def write_reports(results: Results, partial: bool, interrupted: bool,
 SCRIPTS_DIR = "repro"
 
 
-def write_scripts(document: dict[str, Any], directory, items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
+def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], ScriptValues],
+                  items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
     """The standalone script of each failure cause's smallest item, the one the HTML shows, as
     ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
-    from ..scripts import find_item, item_script
+    from ..scripts.items import find_item
+    from ..scripts.standalone import item_script
     from .html import SHOWN_CLUSTERS
+    from .record import seen_line
     from .results import failure_clusters
 
     if not document["environment"].get("cases"):  # a document of no case directory: nothing to rebuild
         return
     cases = Path(document["environment"]["cases"])
+    seed = document["environment"]["seed"]
     _real_directory(Path(directory / SCRIPTS_DIR))
     for clusters in failure_clusters(document["items"]).values():
         for cluster in clusters[:SHOWN_CLUSTERS]:
@@ -192,8 +200,8 @@ def write_scripts(document: dict[str, Any], directory, items_of: Callable[[Path]
             if spec is None or not cases.is_dir():
                 continue
             try:
-                script = item_script(find_item(record["id"].partition("@")[0], cases, record, items_of), spec,
-                                     document["environment"]["seed"], record)
+                item = find_item(record["id"].partition("@")[0], cases, record.get("file"), items_of)
+                script = item_script(item, spec, seed, *values_of(item), seen_line(record))
             except Exception:  # noqa: BLE001 - the item gone from the cases, say: a report without this link
                 continue
             name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['backend']}_{record['id']}").strip("_")[:150]
