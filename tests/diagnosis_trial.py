@@ -18,15 +18,23 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+from unittest import mock
 
 from conformance.judge.expectations import load_expectations
 from conformance.outcomes import FAILING_WORDS
+from conformance.report import results
 from conformance.report.results import failure_clusters, read_results
 
 
-def measure(records: list[dict], cause_of: dict[str, str], diagnosed: bool) -> dict:
-    failing = [r if diagnosed else {k: v for k, v in r.items() if k not in ("diagnosis", "where")} for r in records]
-    lines = [c for clusters in failure_clusters(failing).values() for c in clusters]
+def measure(records: list[dict], population: list[dict], cause_of: dict[str, str], diagnosed: bool) -> dict:
+    """``diagnosed`` False: as the report was before diagnosis (no defect models, no window
+    classes, no deciding attributes)."""
+    if diagnosed:
+        lines = [c for clusters in failure_clusters(population).values() for c in clusters]
+    else:
+        bare = [{k: v for k, v in r.items() if k not in ("diagnosis", "where")} for r in records]
+        with mock.patch.object(results, "_split_by_deciding_attributes", lambda grouped, items: None):
+            lines = [c for clusters in failure_clusters(bare).values() for c in clusters]
     causes_per_line = [{cause_of[r["id"]] for r in line.records if r["id"] in cause_of} for line in lines]
     lines_per_cause: dict[str, list[int]] = defaultdict(list)
     for index, causes in enumerate(causes_per_line):
@@ -50,7 +58,8 @@ def trial(results: Path, expectations: Path, backend: str | None = None) -> dict
         entries = {r["id"]: listed.find(r["id"]) for r in records}
         cause_of = {i: (e.cause or " ".join(e.reason.split())) if e else "not in the expectations file"
                     for i, e in entries.items()}
-    return {"before": measure(records, cause_of, False), "after": measure(records, cause_of, True)}
+    population = [r for r in document["items"] if r["backend"] == backend]
+    return {"before": measure(records, population, cause_of, False), "after": measure(records, population, cause_of, True)}
 
 
 if __name__ == "__main__":

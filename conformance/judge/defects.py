@@ -10,10 +10,11 @@ model here as a broken backend, and the suite must catch each).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import ml_dtypes
 import numpy as np
@@ -35,7 +36,9 @@ def base(cls: type[ReferenceBackend], hook: str) -> Callable:
 
 
 def hooks(model: type[ReferenceBackend]) -> set[str]:
-    return {name for name in vars(model) if not name.startswith("_")}
+    """The reference's hooks that ``model`` replaces (a pair of models: both's)."""
+    return {name for cls in model.__mro__ if cls not in ReferenceBackend.__mro__
+            for name, value in vars(cls).items() if isinstance(value, classmethod) and not name.startswith("_")}
 
 
 def stacked(upper: type[ReferenceBackend], lower: type[ReferenceBackend]) -> type[ReferenceBackend]:
@@ -122,12 +125,35 @@ def axes_from(sizes: Callable) -> type[ReferenceBackend]:
     return variant(axes=axes)
 
 
+# While one item is diagnosed: the reference's pooling of an input, by the input's bytes, the axes
+# and the readings. Most models start from it (they rewrite its results), and each would compute it
+# again; the change functions make new arrays, never writing into the ones they are given.
+_REFERENCE_POOLS: dict[tuple, tuple[np.ndarray, np.ndarray]] | None = None
+
+
+@contextlib.contextmanager
+def reference_pools_shared() -> Iterator[None]:
+    global _REFERENCE_POOLS
+    _REFERENCE_POOLS = {}
+    try:
+        yield
+    finally:
+        _REFERENCE_POOLS = None
+
+
 def pooled(change: Callable) -> type[ReferenceBackend]:
     """Rewrite the pooling: change(x, axes, storage_order, pool) -> (y, indices), indices always
     computed; ``pool(x, axes, storage_order)`` is the reference's."""
     def pool(cls, x, axes, storage_order=0, with_indices=True):
+        below = base(cls, "pool")
+
         def reference(x, axes, storage_order=0):
-            return base(cls, "pool")(x, axes, storage_order, True)
+            if _REFERENCE_POOLS is None or "pool" in getattr(cls, "_below", {}):  # a pair's: another model's
+                return below(x, axes, storage_order, True)
+            key = (str(cls.readings), x.dtype.str, x.shape, x.tobytes(), tuple(axes), storage_order)
+            if key not in _REFERENCE_POOLS:
+                _REFERENCE_POOLS[key] = below(x, axes, storage_order, True)
+            return _REFERENCE_POOLS[key]
         return change(x, axes, storage_order, reference)
     return variant(pool=pool)
 
@@ -159,6 +185,15 @@ def through(dtype: Any, only: Any, saturating: bool = False) -> type[ReferenceBa
             return y.astype(only), indices
     model = pooled(through_pool)
     model.narrows = True  # type: ignore[attr-defined]
+    return model
+
+
+def _seeded_in_float32(only: Any) -> type[ReferenceBackend]:
+    """``only`` pooled in float32 by a running maximum seeded as ``_seeded_at_plane_origin`` seeds
+    it, at float32's lowest value: cast back, the seed of a window of -inf is -inf again (or
+    -FLT_MAX where ``only`` holds it), and its index the plane's first element."""
+    model = stacked(through(np.float32, only), pooled(_seeded_at_plane_origin))
+    model.narrows = False  # type: ignore[attr-defined]  # one model, not a type beside another bug
     return model
 
 
@@ -263,11 +298,15 @@ def _floor_at_lowest_finite(y, indices, x, axes):
     return np.maximum(y.astype(np.float64), float(_finfo(x.dtype).min)).astype(x.dtype), indices
 
 
-def _seeded_at_plane_origin(y, indices, x, axes):
+def _seeded_at_plane_origin(x, axes, storage_order, pool):
     """A running maximum that starts at the type's lowest value, at the plane's first element, and
-    moves only on a greater value: a window holding nothing greater (-inf, the lowest integer, no
-    element) gives the lowest value and the plane's first index."""
+    moves only on a greater value (``if (v > m)``): NaN, greater than nothing, is never selected,
+    and a window holding nothing greater (-inf, NaN, the lowest integer, no element) gives the
+    lowest value and the plane's first index."""
     integer = np.issubdtype(x.dtype, np.integer)
+    if not integer:
+        x = np.where(np.isnan(x.astype(np.float64)), np.array(-np.inf).astype(x.dtype), x)
+    y, indices = pool(x, axes, storage_order)
     lowest = float(np.iinfo(x.dtype).min) if integer else float(_finfo(x.dtype).min)
     wide = y.astype(np.float64)
     seeded = wide <= lowest
@@ -328,6 +367,23 @@ def _floor_at_sentinel(y, indices, x, axes):
         return y, indices
     with np.errstate(over="ignore"):
         return np.maximum(y.astype(np.float64), SENTINEL).astype(x.dtype), indices
+
+
+def _loop_stops_at_begin_padding(y, indices, x, axes):
+    """Window loops that stop at their first position outside the input (``for (k = 0; k < K &&
+    in_range(start + k); ...)``) rather than skip it: a window that starts in the begin padding
+    reads nothing, so it keeps the seed (the type's lowest value) and the index 0; the end
+    padding, whose positions all follow the last element, is skipped as it should be."""
+    starts_outside = np.zeros(y.shape[2:], dtype=bool)
+    for axis, a in enumerate(axes):
+        per_output = np.array([a.start(o) < 0 for o in range(a.out)], dtype=bool)
+        starts_outside |= per_output.reshape([-1 if i == axis else 1 for i in range(len(axes))])
+    if not starts_outside.any():
+        return y, indices
+    lowest = np.iinfo(x.dtype).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+    starts_outside = np.broadcast_to(starts_outside, y.shape)
+    y = np.where(starts_outside, np.array(lowest).astype(y.dtype), y)
+    return y, None if indices is None else np.where(starts_outside, 0, indices)
 
 
 def _kernel_clipped_to_padded_input(axes, auto_pad, ceil_mode):
@@ -495,6 +551,11 @@ DEFECTS: list[DefectModel] = [
     DefectModel("begin_pads_on_both_sides", "the begin pads are applied on both sides; the end pads are ignored",
                 "MNN 3.6.1, a vendor trial (its 3-D pooling reads three pads)",
                 geometry(_begin_pads_on_both_sides), lambda f: f.onnx_pool and _asymmetric(f)),
+    DefectModel("window_loop_stops_at_begin_padding",
+                "a window's loop stops at its first position outside the input instead of skipping it: a window "
+                "that starts in the begin padding reads nothing (the seed, index 0)",
+                "MNN 3.6.1, a vendor trial (poolingMaxWithRedice's loops: for (kh = 0; kh < kH && ih + kh >= 0 ...))",
+                with_results(_loop_stops_at_begin_padding), lambda f: f.pools and _pads(f)),
     DefectModel("padding_is_zero", "padding takes part in the maximum with the value 0",
                 SEEN_FUZZ, pooled(_zero_padding), lambda f: f.pools and _pads(f)),
     DefectModel("padding_is_lowest_finite",
@@ -520,10 +581,15 @@ DEFECTS: list[DefectModel] = [
                 family="finite_value_for_minus_inf"),
     DefectModel("maximum_seeded_at_plane_origin",
                 "the running maximum starts at the type's lowest value at the plane's first element and moves only "
-                "on a greater value: windows of -inf or of the lowest value give the lowest finite value and the "
-                "plane's first index", "OpenVINO's reference (max_pool.hpp: argmax starts at the plane's element 0)",
-                with_results(_seeded_at_plane_origin), lambda f: f.pools and (f.wants_indices or _floating(f)),
+                "on a greater value: NaN is never selected, and windows of -inf, NaN or the lowest value give the "
+                "lowest finite value and the plane's first index", "OpenVINO's reference (max_pool.hpp: argmax starts at the plane's element 0)",
+                pooled(_seeded_at_plane_origin), lambda f: f.pools and (f.wants_indices or _floating(f)),
                 family="finite_value_for_minus_inf"),
+    DefectModel("float16_seeded_in_float32_at_plane_origin",
+                "float16 is pooled in float32 by a running maximum seeded at float32's lowest value at the plane's "
+                "first element: a window of -inf keeps -inf (the seed, cast back) but points at the plane's first "
+                "element", "OpenVINO's CPU plugin (float16 runs in float32, its inference precision; max_pool.hpp's seed)",
+                _seeded_in_float32(np.float16), _of(np.float16), family="finite_value_for_minus_inf"),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
                 lambda f: f.pools and _floating(f), touches="Y"),

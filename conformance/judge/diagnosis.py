@@ -22,7 +22,7 @@ import numpy as np
 
 from ..expand.items import Item
 from ..semantics import Readings
-from .defects import DEFECTS, DefectModel, Facts, hooks, stacked
+from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
 
 PAIR_LIMIT = 60
 SEPARATOR = "+"  # a pair's name: both models' names
@@ -56,6 +56,13 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
     ``reproduces`` compares a model's outputs with the backend's as the judge does; ``differing``
     (the outputs that differ from ``expected``) rules out the single models that cannot change
     them (under another reading, or beside a second model, any may)."""
+    with reference_pools_shared():
+        return _diagnose(item, model, inputs, actual, reproduces, readings, differing, expected)
+
+
+def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
+              reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
+              readings: Sequence[Readings], differing: Collection[str], expected: Sequence[np.ndarray]) -> list[str]:
     relevant = [d for d in DEFECTS if d.applies(facts(item))]
     feeds = [inputs[i.name] for i in model.graph.input]
 
@@ -84,10 +91,17 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
                  else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
     # First a narrower type over another bug (each item has at most a few of those), then the pairs
     # one of whose models gives the backend's shapes (where the shapes are wrong), then those whose
-    # models change the fewest elements the backend got right.
+    # models alone give more of the backend's wrong elements, then those that change the fewest
+    # elements the backend got right.
     damage = {name: _damage(outputs, actual, expected) for name, outputs in answered.items()}
+    explained = {name: _explained(outputs, actual, expected) for name, outputs in answered.items()}
+    # Where the shapes are right, a pair neither of whose models alone gives any of the backend's
+    # wrong elements is left out, unless its first pools in another type (alone it may change nothing).
+    if all(np.shape(got) == want.shape for got, want in zip(actual, expected)):
+        pairs = [(a, b) for a, b in pairs if a.narrows or explained[a.name] + explained[b.name] > 0]
     pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
+                                            -explained[pair[0].name] - explained[pair[1].name],
                                             damage[pair[0].name] + damage[pair[1].name]))[:PAIR_LIMIT]
     return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
             if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
@@ -121,6 +135,16 @@ def _damage(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: S
         got = np.asarray(got)
         if out.shape == got.shape == want.shape:
             count += int((_same(got, want) & ~_same(out, want)).sum())
+    return count
+
+
+def _explained(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: Sequence[np.ndarray]) -> int:
+    """How many of the elements the backend got wrong a model gives as the backend does."""
+    count = 0
+    for out, got, want in zip(outputs or [], actual, expected):
+        got = np.asarray(got)
+        if out.shape == got.shape == want.shape:
+            count += int((_same(out, got) & ~_same(got, want)).sum())
     return count
 
 

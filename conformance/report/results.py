@@ -404,7 +404,10 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
     reproduce it, the one that reproduces most of its backend's records. A record only pairs
     reproduce joins the line of a pair's rarer model that reproduces some record alone (two bugs
-    at once: the rarer is what sets the item apart; the other has its own line), else the pair's."""
+    at once: the rarer is what sets the item apart; the other has its own line), else the pair's;
+    but a model that pools in another type (float64 through float32) only carries the other's bug
+    into that type, and the item joins the other's line where it has one."""
+    from ..judge.defects import BY_NAME
     from ..judge.diagnosis import SEPARATOR
 
     reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
@@ -414,7 +417,8 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
         if SEPARATOR not in best:
             return best
         alone = [part for part in best.split(SEPARATOR) if reach[backend, part]]
-        return min(alone, key=lambda part: reach[backend, part]) if alone else best
+        carried = [part for part in alone if not (part in BY_NAME and BY_NAME[part].narrows)]
+        return min(carried or alone, key=lambda part: reach[backend, part]) if alone else best
 
     return {(r["backend"], r["id"]): line(r["backend"], r["diagnosis"]) for r in records if r.get("diagnosis")}
 
@@ -446,11 +450,31 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
             if paired:  # two bugs at once: the other model has a line of its own
                 renamed += f"; {paired} of its items with another defect model (each item's diagnosis names both)"
             grouped[backend, renamed] = grouped.pop((backend, signature))
+    _split_by_deciding_attributes(grouped, items)
     clusters: dict[str, list[Cluster]] = defaultdict(list)
     for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
         clusters[backend].append(Cluster(backend, signature, records))
     return dict(clusters)
+
+
+def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], items: list[Record]) -> None:
+    """Each undiagnosed line of valid models split by its deciding attributes (``deciding.py``),
+    against the items of its operators that its backend ran."""
+    from .deciding import split
+
+    ran: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    for r in items:
+        if r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.SKIPPED.value):
+            ran[r["backend"], r["op"]].append(r)
+    for (backend, signature), records in list(grouped.items()):
+        if DIAGNOSED in signature or any(r.get("expected") == "reject" for r in records):
+            continue
+        parts = split(records, [r for op in sorted({r["op"] for r in records}) for r in ran[backend, op]])
+        if len(parts) > 1:
+            del grouped[backend, signature]
+            for predicate, part in parts:
+                grouped[backend, f"{signature} where {predicate}" if predicate else signature] = part
 
 
 def errata(items: list[Record]) -> list[dict[str, Any]]:

@@ -94,7 +94,7 @@ def _clusters_of_a_run(pytester, backend: str, *selection: str) -> list:
 def test_a_backend_whose_every_error_opens_with_one_line_is_split_by_its_diagnostics(pytester):
     clusters = _clusters_of_a_run(pytester, "OneFirstLineForEveryError", "-m", "version12 and maxpool", "-k", "pads or dilations")
     errors = [c for c in clusters if c.signature.startswith("error:")]
-    assert len(errors) == 2, [c.signature for c in clusters]
+    assert len(errors) == 2, "\n".join(c.signature for c in clusters)
     assert {("padding" in c.signature, "dilated" in c.signature) for c in errors} == {(True, False), (False, True)}
     assert all("<path>" in c.signature and "Unknown CPU vendor" not in c.signature for c in errors)
 

@@ -1,0 +1,110 @@
+"""What an undiagnosed line's failures depend on: the deciding attributes that split it.
+
+A line that no defect model names holds every failing item whose runtime said the same (a signal
+without text, the same class of wrong values), and a runtime with several bugs on one path puts
+them on one line. The run holds what tells them apart: every other item of the same operators,
+with its attributes and what became of it. A *deciding predicate* of a line is one feature of the
+items (a path selector, an element type, an attribute left out or set), or two together, such that
+
+- every item of the run that has it is on the line (the items that run it fail this way, all of
+  them), and
+- each of its features decides: of the items that have the rest of the predicate and not this
+  feature (where it is a value of a selector, another value of it), three in four at least are
+  not among the line's items that no larger part took (so that "SIGFPE where strides are left out"
+  is not cut into "... and padding at the end" and the rest, when padding makes no difference).
+
+The line is split where such predicates hold a tenth of it or more (and ten items at least), the
+largest first; what none holds keeps the line's own name. A split says only what the run shows: the items that have the
+predicate fail the same way; it names no cause.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Iterable
+
+from .record import ItemRecord
+
+SHARE, FEWEST = 0.1, 10  # the least part of a line, and the fewest items, a predicate must hold to split it off
+ON_THE_LINE = 0.25  # for each of a predicate's features: at most this part of the items without it, but with the rest, on the line
+SMALLEST_LINE = 20  # lines below this are left whole
+
+
+def features(record: ItemRecord) -> frozenset[str]:
+    """What an item is, as a line's predicates read it: its path selectors, its element type, and
+    the attributes it leaves out or sets to other than their defaults."""
+    attributes = record.get("attributes", {})
+    found = set(record.get("path", []))
+    found.update(f"type {i['dtype']}" for i in record.get("inputs", [])[:1])
+    for i in record.get("inputs", [])[:1]:
+        if i["shape"][:1] == [0]:
+            found.add("N of 0")
+        if 0 in i["shape"][1:]:
+            found.add("an extent of 0 past N")
+    found.update(f"{name} left out" for name in ("strides", "pads", "dilations") if name not in attributes)
+    if isinstance(attributes.get("pads", []), list) and not any(attributes.get("pads", [])):
+        found.add("pads all 0")  # left out or written out
+    for name in ("ceil_mode", "storage_order"):
+        if attributes.get(name):
+            found.add(f"{name} {attributes[name]}")
+    dilations = attributes.get("dilations")
+    if isinstance(dilations, list) and any(d != 1 for d in dilations):
+        found.add("dilations >1")
+    if attributes.get("auto_pad") not in (None, "", "NOTSET"):
+        found.add(f"auto_pad {attributes['auto_pad']}")
+    return frozenset(found)
+
+
+def split(line: list[ItemRecord], population: Iterable[ItemRecord]) -> list[tuple[str | None, list[ItemRecord]]]:
+    """``line``'s items by deciding predicate (its text, "rank 4d+ and stride >1"), the largest
+    first, then the rest (None); ``population``: every item the backend ran of the line's operators."""
+    on_line = {r["id"] for r in line}
+    if len(line) < SMALLEST_LINE:
+        return [(None, line)]
+    having: dict[str, set[str]] = defaultdict(set)
+    everyone = set()
+    for record in population:
+        everyone.add(record["id"])
+        for feature in features(record):
+            having[feature].add(record["id"])
+    shared = sorted({f for r in line for f in features(r)})
+    pure: dict[tuple[str, ...], set[str]] = {}
+    for size in (1, 2):
+        for predicate in itertools.combinations(shared, size):
+            holders = set.intersection(*(having[f] for f in predicate))
+            if holders and holders <= on_line:
+                pure[predicate] = holders
+    parts, left = [], set(on_line)
+    while True:  # the largest part first; what decides is judged on what the parts before left
+        ranked = sorted(pure.items(), key=lambda kv: (-len(kv[1] & left), len(kv[0]), kv[0]))
+        chosen = next(((p, h) for p, h in ranked if len(h & left) >= max(SHARE * len(line), FEWEST)
+                       and _each_decides(p, having, left, everyone)), None)
+        if chosen is None:
+            break
+        predicate, holders = chosen
+        parts.append((" and ".join(predicate), [r for r in line if r["id"] in holders & left]))
+        left -= holders
+        del pure[predicate]
+    if not parts:
+        return [(None, line)]
+    return parts + ([(None, [r for r in line if r["id"] in left])] if left else [])
+
+
+def _each_decides(predicate: tuple[str, ...], having: dict[str, set[str]], on_line: set[str], everyone: set[str]) -> bool:
+    """Whether the items that have the rest of ``predicate`` but not one of its features (where the
+    feature is a value of a selector, those with another value of it) are mostly off the line."""
+    for feature in predicate:
+        rest = [having[f] for f in predicate if f != feature]
+        others = (set.intersection(*rest) if rest else set(everyone)) - having[feature]
+        siblings = [ids for f, ids in having.items() if f != feature and _selector(f) == _selector(feature)]
+        if siblings:
+            others &= set().union(*siblings)
+        if others and len(others & on_line) > ON_THE_LINE * len(others):
+            return False
+    return True
+
+
+def _selector(feature: str) -> str:
+    """What a feature is a value of: "padding end" of padding, "type int8" of the element type."""
+    return feature.split(" ", 1)[0]

@@ -1,0 +1,62 @@
+"""An undiagnosed line split by its deciding attributes (conformance/report/deciding.py): only where
+the run shows that every item with them fails so, and each of them decides."""
+
+from __future__ import annotations
+
+import itertools
+
+from conformance.report.results import failure_clusters
+
+
+def _record(n: int, rank: int, stride: int, padding: str, outcome: str, message: str = "") -> dict:
+    attributes = {"kernel_shape": [2] * rank, "strides": [stride] * rank}
+    if padding == "end":
+        attributes["pads"] = [0] * rank + [1] * rank
+    return {"id": f"MaxPool-12/c{n}[float32]", "backend": "mine", "op": "MaxPool", "version": 12,
+            "outcome": outcome, "message": message, "expected": "derived", "attributes": attributes,
+            "inputs": [{"name": "X", "shape": [1, 1] + [4] * rank, "dtype": "float32"}],
+            "path": [f"rank {rank}d" if rank < 4 else "rank 4d+", "indices without", f"stride {'>1' if stride > 1 else '1'}",
+                     f"padding {padding}", "planes 1"]}
+
+
+def _run(fails) -> list[dict]:
+    """Items of every rank, stride and padding, twice each; ``fails`` says which fail (how)."""
+    records = []
+    for n, (rank, stride, padding, twice) in enumerate(itertools.product((1, 2, 3, 4), (1, 2), ("none", "end"), (0, 1))):
+        outcome, message = fails(rank, stride, padding) or ("pass", "")
+        records.append(_record(n, rank, stride, padding, outcome, message))
+    return [dict(r) for r in records for _ in range(4)]  # four of each: each part holds ten items or more
+
+
+def _lines(records: list[dict]) -> dict[str, int]:
+    for i, r in enumerate(records):
+        r["id"] = f"{r['id']}-{i}"
+    return {c.signature: len(c.records) for c in failure_clusters(records)["mine"]}
+
+
+def test_two_bugs_behind_one_signal_are_two_lines_each_named_by_what_decides_it():
+    def fails(rank, stride, padding):
+        if rank == 4 and stride > 1 or rank == 1 and padding == "end":
+            return "crash", "the backend's process was killed by SIGSEGV"
+        return None
+
+    assert _lines(_run(fails)) == {
+        "crash: the backend's process was killed by SIGSEGV where padding end and rank 1d": 16,
+        "crash: the backend's process was killed by SIGSEGV where rank 4d+ and stride >1": 16}
+
+
+def test_a_line_whose_items_share_what_decides_it_stays_whole():
+    """Every item of rank 3 fails: padding and stride make no difference, so no part of the line
+    is named by them."""
+    assert _lines(_run(lambda rank, stride, padding: ("crash", "SIGFPE") if rank == 3 else None)) == {
+        "crash: SIGFPE": 32}
+
+
+def test_a_part_is_not_named_by_what_a_passing_item_also_has():
+    def fails(rank, stride, padding):
+        return ("fail", "Y values differ") if rank == 3 or (rank, stride) == (2, 2) else None
+
+    assert _lines(_run(fails)) == {"fail: Y values differ where rank 3d": 32,
+                                   "fail: Y values differ where rank 2d and stride >1": 16}
+    records = _run(fails) + [_record(900, 2, 2, "none", "pass")]  # a twin of the second part passes
+    assert _lines(records) == {"fail: Y values differ where rank 3d": 32, "fail: Y values differ": 16}
