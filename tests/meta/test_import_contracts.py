@@ -59,3 +59,12 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path, contract):
     assert result.returncode != 0 and f"{CONTRACT_NAMES[contract]} BROKEN" in said, said[-2000:]
     assert f"{len(INJECTIONS) - 1} kept, 1 broken" in said, said[-2000:]
 
+
+
+def test_the_repro_scripts_cannot_derive_expected_values(tmp_path):
+    """The scripts are fed with the oracle's kept values: the judge beside them is out of their reach."""
+    tree = _copy(tmp_path)
+    with open(tree / "conformance/scripts/standalone.py", "a") as f:
+        f.write("\nfrom conformance.judge.verdict import expected_outputs  # injected\n")
+    said = " ".join(_lint(tree).stdout.split())
+    assert f"{CONTRACT_NAMES['pipeline']} BROKEN" in said and f"{len(INJECTIONS) - 1} kept, 1 broken" in said, said[-2000:]
