@@ -93,8 +93,9 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     # one of whose models gives the backend's shapes (where the shapes are wrong), then those whose
     # models alone give more of the backend's wrong elements, then those that change the fewest
     # elements the backend got right.
-    damage = {name: _damage(outputs, actual, expected) for name, outputs in answered.items()}
-    explained = {name: _explained(outputs, actual, expected) for name, outputs in answered.items()}
+    effects = {name: _effects(outputs, actual, expected) for name, outputs in answered.items()}
+    damage = {name: done for name, (done, _) in effects.items()}
+    explained = {name: given for name, (_, given) in effects.items()}
     # Where the shapes are right, a pair neither of whose models alone gives any of the backend's
     # wrong elements is left out, unless its first pools in another type (alone it may change nothing).
     if all(np.shape(got) == want.shape for got, want in zip(actual, expected)):
@@ -128,24 +129,17 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
     return all(helps)
 
 
-def _damage(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: Sequence[np.ndarray]) -> int:
-    """How many elements the backend got right a model changes (its outputs beside the backend's)."""
-    count = 0
+def _effects(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: Sequence[np.ndarray]) -> tuple[int, int]:
+    """A model's answer beside the backend's: how many elements the backend got right it changes
+    (its damage), and how many the backend got wrong it gives as the backend does."""
+    damage = explained = 0
     for out, got, want in zip(outputs or [], actual, expected):
         got = np.asarray(got)
         if out.shape == got.shape == want.shape:
-            count += int((_same(got, want) & ~_same(out, want)).sum())
-    return count
-
-
-def _explained(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: Sequence[np.ndarray]) -> int:
-    """How many of the elements the backend got wrong a model gives as the backend does."""
-    count = 0
-    for out, got, want in zip(outputs or [], actual, expected):
-        got = np.asarray(got)
-        if out.shape == got.shape == want.shape:
-            count += int((_same(out, got) & ~_same(got, want)).sum())
-    return count
+            right = _same(got, want)
+            damage += int((right & ~_same(out, want)).sum())
+            explained += int((~right & _same(out, got)).sum())
+    return damage, explained
 
 
 def _shapes_given(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any]) -> int:
