@@ -8,9 +8,11 @@ questions, then pairs of models (a runtime has several bugs at once; a hook both
 first's built on the second's, in both orders then), those of models with no hook in common only
 where their single answers together change every element the backend got wrong; first a model
 that pools in a narrower type over each other model, then the pairs one of whose models gives the
-backend's shapes (where a shape is wrong), then those whose models
-change the fewest elements the backend got right, at most ``PAIR_LIMIT`` of them. A model is never
-named on a likeness: only an exact reproduction counts.
+backend's shapes (where a shape is wrong), then those whose models alone give more of the
+elements the backend got wrong, then those whose models change the fewest elements the backend got
+right, at most ``PAIR_LIMIT`` of them; and where no pair
+reproduces the item but some give every output except Indices, those with each model that changes
+Indices alone on top. A model is never named on a likeness: only an exact reproduction counts.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..semantics import Readings
 from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
 
 PAIR_LIMIT = 60
+TRIPLE_PAIRS = 3  # the pairs, of those that give every output but Indices, that a third model is tried on
 SEPARATOR = "+"  # a pair's name: both models' names
 AT = "@"  # a model under a reading of an open question: model@question:reading
 
@@ -104,8 +107,20 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
                                             -explained[pair[0].name] - explained[pair[1].name],
                                             damage[pair[0].name] + damage[pair[1].name]))[:PAIR_LIMIT]
-    return [f"{a.name}{SEPARATOR}{b.name}" for a, b in pairs
-            if (outputs := outputs_of(stacked(a.backend, b.backend))) is not None and reproduces(outputs, actual)]
+    tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
+    found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
+    values = [i for i, o in enumerate(item.outputs) if not o.positions_of]
+    if found or len(values) == len(item.outputs):
+        return found
+    # Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the padding,
+    # a sentinel seed and Indices within the plane): each pair that gives every other output exactly,
+    # with each model that changes Indices alone on top of it.
+    near = [(a, b) for a, b, outputs in tried if outputs is not None
+            and all(np.shape(actual[i]) == outputs[i].shape and _same(outputs[i], np.asarray(actual[i])).all() for i in values)]
+    return [f"{c.name}{SEPARATOR}{a.name}{SEPARATOR}{b.name}" for a, b in near[:TRIPLE_PAIRS] for c in relevant
+            if c.touches == "Indices" and c not in (a, b)
+            and (outputs := outputs_of(stacked(c.backend, stacked(a.backend, b.backend)))) is not None
+            and reproduces(outputs, actual)]
 
 
 def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any],

@@ -81,3 +81,22 @@ def test_the_reports_doc_counts_the_models():
 
     text = " ".join((Path(__file__).parents[2] / "docs" / "reports.md").read_text().split())
     assert f"`conformance/judge/defects.py` ({len(DEFECTS)} named ways" in text
+
+
+def test_three_bugs_at_once_are_named_where_indices_carry_the_third():
+    """A loop that stops at the begin padding, a sentinel seed and Indices within the plane (MNN's
+    Indices kernel): no pair gives its answer, the three together do."""
+    from conformance.judge.defects import BY_NAME, stacked
+
+    three = stacked(BY_NAME["indices_per_plane"].backend, stacked(BY_NAME["accumulator_starts_at_sentinel"].backend,
+                                                                  BY_NAME["window_loop_stops_at_begin_padding"].backend))
+    backend = MutantBackend(Mutant("three", "three bugs", three))
+    items = [i for i in items_round_robin() if not i.case.reject and i.id.startswith("MaxPool-12/")
+             and len(i.outputs) == 2 and i.case.attributes.get("pads") and any(i.case.attributes["pads"][:1])
+             and i.inputs[0].dtype.name == "float32"][:40]
+    failed = _records(backend, items)
+    named = [r for r in failed if "indices_per_plane+accumulator_starts_at_sentinel+window_loop_stops_at_begin_padding"
+             in r["diagnosis"]]
+    assert len(named) >= 5, [(r["id"], r["diagnosis"]) for r in failed][:5]
+    parts = {"indices_per_plane", "accumulator_starts_at_sentinel", "window_loop_stops_at_begin_padding"}
+    assert all(set(name.split("+")) <= parts for r in failed for name in r["diagnosis"]), [r["diagnosis"] for r in failed]
