@@ -192,7 +192,7 @@ def _seeded_in_float32(only: Any) -> type[ReferenceBackend]:
     """``only`` pooled in float32 by a running maximum seeded as ``_seeded_at_plane_origin`` seeds
     it, at float32's lowest value: cast back, the seed of a window of -inf is -inf again (or
     -FLT_MAX where ``only`` holds it), and its index the plane's first element."""
-    model = stacked(through(np.float32, only), pooled(_seeded_at_plane_origin))
+    model = stacked(through(np.float32, only), with_results(_seeded_at_plane_origin))
     model.narrows = False  # type: ignore[attr-defined]  # one model, not a type beside another bug
     return model
 
@@ -298,15 +298,11 @@ def _floor_at_lowest_finite(y, indices, x, axes):
     return np.maximum(y.astype(np.float64), float(_finfo(x.dtype).min)).astype(x.dtype), indices
 
 
-def _seeded_at_plane_origin(x, axes, storage_order, pool):
+def _seeded_at_plane_origin(y, indices, x, axes):
     """A running maximum that starts at the type's lowest value, at the plane's first element, and
-    moves only on a greater value (``if (v > m)``): NaN, greater than nothing, is never selected,
-    and a window holding nothing greater (-inf, NaN, the lowest integer, no element) gives the
-    lowest value and the plane's first index."""
+    moves only on a greater value: a window holding nothing greater (-inf, the lowest integer, no
+    element) gives the lowest value and the plane's first index."""
     integer = np.issubdtype(x.dtype, np.integer)
-    if not integer:
-        x = np.where(np.isnan(x.astype(np.float64)), np.array(-np.inf).astype(x.dtype), x)
-    y, indices = pool(x, axes, storage_order)
     lowest = float(np.iinfo(x.dtype).min) if integer else float(_finfo(x.dtype).min)
     wide = y.astype(np.float64)
     seeded = wide <= lowest
@@ -317,6 +313,22 @@ def _seeded_at_plane_origin(x, axes, storage_order, pool):
         origin = (np.arange(y.shape[0] * y.shape[1]).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane)
         indices = np.where(seeded, np.broadcast_to(origin, y.shape), indices)
     return y, indices
+
+
+def _nan_never_selected(x, axes, storage_order, pool):
+    """A running maximum that moves only on a greater value (``if (v > m)``, or maxps with the
+    maximum second) passes NaN over: a window's other elements give its maximum, and a window of
+    NaN only keeps the seed, the type's lowest finite value."""
+    if not (np.issubdtype(x.dtype, np.floating) or x.dtype == ml_dtypes.bfloat16):
+        return pool(x, axes, storage_order)
+    nan = np.isnan(x.astype(np.float64))
+    if not nan.any():
+        return pool(x, axes, storage_order)
+    minus_inf = np.array(-np.inf).astype(x.dtype)
+    y, indices = pool(np.where(nan, minus_inf, x), axes, storage_order)
+    only_nan, _ = pool(np.where(nan, minus_inf, np.zeros((), x.dtype)), axes, storage_order)
+    lowest = np.array(_finfo(x.dtype).min).astype(x.dtype)
+    return np.where(np.isneginf(only_nan.astype(np.float64)), lowest, y), indices
 
 
 def _nan_resets_maximum(y, indices, x, axes):
@@ -581,15 +593,20 @@ DEFECTS: list[DefectModel] = [
                 family="finite_value_for_minus_inf"),
     DefectModel("maximum_seeded_at_plane_origin",
                 "the running maximum starts at the type's lowest value at the plane's first element and moves only "
-                "on a greater value: NaN is never selected, and windows of -inf, NaN or the lowest value give the "
-                "lowest finite value and the plane's first index", "OpenVINO's reference (max_pool.hpp: argmax starts at the plane's element 0)",
-                pooled(_seeded_at_plane_origin), lambda f: f.pools and (f.wants_indices or _floating(f)),
+                "on a greater value: windows of -inf or of the lowest value give the lowest finite value and the "
+                "plane's first index", "OpenVINO's reference (max_pool.hpp: argmax starts at the plane's element 0)",
+                with_results(_seeded_at_plane_origin), lambda f: f.pools and (f.wants_indices or _floating(f)),
                 family="finite_value_for_minus_inf"),
     DefectModel("float16_seeded_in_float32_at_plane_origin",
                 "float16 is pooled in float32 by a running maximum seeded at float32's lowest value at the plane's "
                 "first element: a window of -inf keeps -inf (the seed, cast back) but points at the plane's first "
                 "element", "OpenVINO's CPU plugin (float16 runs in float32, its inference precision; max_pool.hpp's seed)",
                 _seeded_in_float32(np.float16), _of(np.float16), family="finite_value_for_minus_inf"),
+    DefectModel("nan_never_selected_seed_kept",
+                "NaN is never selected: a window's other elements give its maximum, and a window of NaN only the "
+                "lowest finite value (the seed)", "ONNX Runtime's float32 MaxPool without Indices (expectations/ort.yaml, "
+                "nan_resets_maximum: MLAS seeds with the lowest finite float) and OpenVINO's CPU plugin "
+                "(expectations/openvino.yaml, nan-windows)", pooled(_nan_never_selected), lambda f: f.pools and _floating(f)),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
                 lambda f: f.pools and _floating(f), touches="Y"),
