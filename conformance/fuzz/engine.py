@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import signal
+import threading
 import time
 import dataclasses
 from dataclasses import dataclass, field
@@ -105,6 +107,25 @@ class FuzzRun:
 
 class _Stop(BaseException):
     """Ends a search early (not an Exception, so that hypothesis does not take it for a bug)."""
+
+
+@contextlib.contextmanager
+def _ctrl_c_remembered(fuzzer: "Fuzzer") -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt as always, and is remembered: Python drops an exception
+    raised while a gc callback runs (hypothesis installs one), so the search checks the flag too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def pressed(signum, frame):
+        fuzzer.ctrl_c = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, pressed)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
 
 
 class FuzzInterrupted(KeyboardInterrupt):
@@ -245,6 +266,7 @@ class Fuzzer:
         self.progress = progress or (lambda line: None)
         self.deadline, self.checkpoint = deadline, checkpoint or (lambda run: None)
         self.run = FuzzRun(getattr(backend, "name", "?"), getattr(backend, "version", "?"), seed, budget)
+        self.ctrl_c = False
         self.oracles = LastComputed()  # the oracle of the item judged last: a new cluster's keeps it
         self.known: dict[str, Signature | None | bool] = {}  # repr(config) -> its signature (False: no model)
 
@@ -281,6 +303,10 @@ class Fuzzer:
     def _fuzz(self) -> FuzzRun:
         self.started = time.monotonic()
         self.found: dict[Signature, Cluster] = {}
+        with _ctrl_c_remembered(self):
+            return self._fuzz_until_stopped()
+
+    def _fuzz_until_stopped(self) -> FuzzRun:
         try:
             if self.probe:
                 self.targets = self.supported(self.targets)
@@ -313,6 +339,8 @@ class Fuzzer:
             self.checkpoint(self.run)
 
     def _past_deadline(self) -> bool:
+        if self.ctrl_c:  # pressed, and its KeyboardInterrupt lost (raised inside a gc callback, say)
+            raise KeyboardInterrupt
         if self.deadline is not None and time.monotonic() >= self.deadline:
             if self.run.stopped == "budget":
                 self.run.stopped = "max-time"
