@@ -20,10 +20,27 @@ ROOT = Path(__file__).resolve().parent.parent
 WRONG = ["--backend=tests.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12", "--isolation=none"]
 
 
+STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    """A test that fails while its command still runs (a timeout) kills it: left running, it would
+    take a core from every test after it."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
 def _fuzz(tmp_path, *arguments):
-    return subprocess.Popen([sys.executable, "-m", "conformance", "fuzz", *arguments, "--out", str(tmp_path / "out"),
-                             "--report", str(tmp_path / "report")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_restored)
+    STARTED.append(subprocess.Popen([sys.executable, "-m", "conformance", "fuzz", *arguments, "--out",
+                                     str(tmp_path / "out"), "--report", str(tmp_path / "report")], cwd=ROOT,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    preexec_fn=ctrl_c_restored))
+    return STARTED[-1]
 
 
 def _wait_for_a_cluster(tmp_path, process, seconds=60):
@@ -90,6 +107,7 @@ def _interrupted(arguments, ready, delay_s, cwd=ROOT):
     """Start ``conformance ARGUMENTS``, wait until ``ready()``, then Ctrl-C it after ``delay_s``."""
     process = subprocess.Popen([sys.executable, "-m", "conformance", *arguments], cwd=cwd,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_restored)
+    STARTED.append(process)
     deadline = time.monotonic() + 120
     while not ready() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
