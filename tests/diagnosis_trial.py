@@ -6,10 +6,15 @@ the report clusters them, once with their diagnoses and once without.
     python -m tests.diagnosis_trial RESULTS.json EXPECTATIONS.yaml|CAUSES.json [BACKEND]
 
 (CAUSES.json: a vendor trial's own attribution, item id -> root cause; items it leaves out
-count for no cause.)
+count for no cause; a list, or causes joined by "+" (as an entry's `cause` names them), where an item carries several bugs at
+once, each hand-checked on it).
 
-prints, for each, the causes shown as exactly one line that holds nothing else, the lines that
-merge two causes or more, and the lines in all.
+prints, for each, the causes shown as exactly one line, the lines that merge causes, and the lines
+in all. A line stands for the causes every item on it carries; it merges causes where no cause is
+common to all its items. A cause shows as exactly one line where the items that carry it alone all
+lie on one line that stands for it alone, and no other line stands for it alone: an item with two
+bugs may join either bug's line. With one cause per item this is: every item of the cause on one
+line that holds nothing else.
 """
 
 from __future__ import annotations
@@ -26,7 +31,11 @@ from conformance.report import results
 from conformance.report.results import failure_clusters, read_results
 
 
-def measure(records: list[dict], population: list[dict], cause_of: dict[str, str], diagnosed: bool) -> dict:
+def causes_of(attributed: str | list[str]) -> frozenset[str]:
+    return frozenset(attributed if isinstance(attributed, list) else (c.strip() for c in attributed.split("+")))
+
+
+def measure(records: list[dict], population: list[dict], cause_of: dict[str, frozenset[str]], diagnosed: bool) -> dict:
     """``diagnosed`` False: as the report was before diagnosis (no defect models, no window
     classes, no deciding attributes)."""
     if diagnosed:
@@ -35,14 +44,18 @@ def measure(records: list[dict], population: list[dict], cause_of: dict[str, str
         bare = [{k: v for k, v in r.items() if k not in ("diagnosis", "where")} for r in records]
         with mock.patch.object(results, "_split_by_deciding_attributes", lambda grouped, items: None):
             lines = [c for clusters in failure_clusters(bare).values() for c in clusters]
-    causes_per_line = [{cause_of[r["id"]] for r in line.records if r["id"] in cause_of} for line in lines]
-    lines_per_cause: dict[str, list[int]] = defaultdict(list)
-    for index, causes in enumerate(causes_per_line):
-        for cause in causes:
-            lines_per_cause[cause].append(index)
-    one_line = [c for c, at in lines_per_cause.items() if len(at) == 1 and len(causes_per_line[at[0]]) == 1]
-    return {"causes": len(lines_per_cause), "one line of its own": len(one_line),
-            "lines merging causes": sum(1 for c in causes_per_line if len(c) > 1), "lines": len(lines)}
+    sets_per_line = [[cause_of[r["id"]] for r in line.records if r["id"] in cause_of] for line in lines]
+    common = [frozenset.intersection(*sets) if sets else None for sets in sets_per_line]
+    alone_on: dict[str, set[int]] = defaultdict(set)  # the lines that hold an item carrying the cause alone
+    for index, sets in enumerate(sets_per_line):
+        for causes in sets:
+            if len(causes) == 1:
+                alone_on[next(iter(causes))].add(index)
+    every = {c for sets in sets_per_line for causes in sets for c in causes}
+    one_line = [c for c in every
+                if len(at := [i for i, shared in enumerate(common) if shared == {c}]) == 1 and alone_on[c] <= set(at)]
+    return {"causes": len(every), "one line of its own": len(one_line),
+            "lines merging causes": sum(1 for shared in common if shared is not None and not shared), "lines": len(lines)}
 
 
 def trial(results: Path, expectations: Path, backend: str | None = None) -> dict[str, dict]:
@@ -51,12 +64,13 @@ def trial(results: Path, expectations: Path, backend: str | None = None) -> dict
     records = [r for r in document["items"] if r["backend"] == backend and r["outcome"] in FAILING_WORDS]
     if expectations.suffix == ".json":
         attributed = json.loads(expectations.read_text())
-        cause_of = {r["id"]: attributed[r["id"]] for r in records if r["id"] in attributed}
+        cause_of = {r["id"]: causes_of(attributed[r["id"]]) for r in records if r["id"] in attributed}
     else:
         details = next((b.get("details", {}) for b in document["environment"]["backends"] if b["name"] == backend), {})
         listed = load_expectations(expectations, backend, details=details)
         entries = {r["id"]: listed.find(r["id"]) for r in records}
-        cause_of = {i: (e.cause or " ".join(e.reason.split())) if e else "not in the expectations file"
+        cause_of = {i: causes_of(e.cause) if e and e.cause else frozenset({" ".join(e.reason.split()) if e else
+                                                                         "not in the expectations file"})
                     for i, e in entries.items()}
     population = [r for r in document["items"] if r["backend"] == backend]
     return {"before": measure(records, population, cause_of, False), "after": measure(records, population, cause_of, True)}

@@ -281,7 +281,7 @@ DIFFERENCES = (("element type", "element type differs"), ("shape", "shape differ
                ("indices do not point at their window's maximum", "indices miss their window's maximum"),
                ("elements differ", "values differ"))
 ACCEPTED = "accepted an invalid model"
-ELEMENT_TYPE_NAMES = re.compile(r"\b(u?int(8|16|32|64)|b?float(16|32|64)?|double|half|bool|[fiu](8|16|32|64)|bf16)\b")
+ELEMENT_TYPE_NAMES = re.compile(r"\b(u?int(8|16|32|64)(_t)?|b?float(16|32|64)?|double|half|bool|[fiu](8|16|32|64)|bf16)\b")
 
 
 DIAGNOSED = "reproduced exactly by a defect model: "
@@ -423,32 +423,45 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     return {(r["backend"], r["id"]): line(r["backend"], r["diagnosis"]) for r in records if r.get("diagnosis")}
 
 
+def without_readings(name: str) -> str:
+    """A diagnosis's models without the readings of open questions it was found under: the model is
+    the bug, the reading only which answer the documents allow the runtime chose."""
+    from ..judge.diagnosis import AT, SEPARATOR
+
+    return SEPARATOR.join(part.partition(AT)[0] for part in name.split(SEPARATOR))
+
+
 def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
     """Each backend's failing items clustered by cause: diagnosed items by defect model (the models
     of one family, one bug in several kernels, share a line), the others by cause signature; the
     diagnosed lines first, then the largest. An item that several models reproduce joins the line
     of the one that reproduces most of the backend's items."""
     from ..judge.defects import FAMILIES, family_of
+    from ..judge.diagnosis import AT
 
     failing = [r for r in items if r["outcome"] in FAILING_WORDS]
     chosen = line_diagnoses(failing)
     grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in failing:
         name = chosen.get((r["backend"], r["id"]))
-        family = family_of(name) if name else None
-        key = f"{r['outcome']}: {DIAGNOSED}{FAMILIES[family]}" if family else cause_signature(r, name)
+        plain = without_readings(name) if name else None
+        family = family_of(plain) if plain else None
+        key = f"{r['outcome']}: {DIAGNOSED}{FAMILIES[family]}" if family else cause_signature(r, plain)
         grouped[r["backend"], key].append(r)
     for (backend, signature), records in list(grouped.items()):  # name every model that reproduces the whole line
         if DIAGNOSED in signature:
-            names = list(dict.fromkeys(chosen[backend, r["id"]] for r in records))
+            names = list(dict.fromkeys(without_readings(chosen[backend, r["id"]]) for r in records))
             shared = [n for n in records[0]["diagnosis"] if n not in names and all(n in r["diagnosis"] for r in records)]
             if family_of(names[0]):
                 renamed = f"{signature} ({', '.join(sorted(names + shared))})"
             else:
                 renamed = diagnosed_signature(records[0]["outcome"], [names[0], *shared]) if shared else signature
-            paired = sum(1 for r in records if not set(names) & set(r["diagnosis"]))
+            paired = sum(1 for r in records if not set(names) & {without_readings(n) for n in r["diagnosis"]})
             if paired:  # two bugs at once: the other model has a line of its own
                 renamed += f"; {paired} of its items with another defect model (each item's diagnosis names both)"
+            read = sum(1 for r in records if AT in chosen[backend, r["id"]])
+            if read and read < len(records):
+                renamed += f"; {read} of its items under a reading of an open question (each item's diagnosis names it)"
             grouped[backend, renamed] = grouped.pop((backend, signature))
     _split_by_deciding_attributes(grouped, items)
     clusters: dict[str, list[Cluster]] = defaultdict(list)

@@ -106,3 +106,19 @@ def test_undiagnosed_values_are_grouped_by_the_windows_their_wrong_elements_shar
     undiagnosed = [c for c in clusters if not c.diagnosed]
     assert [c.signature for c in undiagnosed] == ["fail: Y values differ in windows holding NaN"], [c.signature for c in clusters]
     assert len({r["case"] for r in undiagnosed[0].records}) > 3  # one line over many cases and shapes
+
+
+def test_a_model_found_under_a_reading_joins_the_model_s_line():
+    """The reading is which answer the documents allow that the runtime chose; the model is the bug."""
+    plain = _record("Indices: 1 of 3 differ", "Indices: 1 of 3 differ", [], diagnosis=["indices_per_plane"])
+    read = dict(_record("Indices: 2 of 5 differ", "Indices: 2 of 5 differ", [],
+                        diagnosis=["indices_per_plane@same-pad-negative:negative-split-floor"]), id="MaxPool-12/y[float32]")
+    (line,) = failure_clusters([plain, read])["b"]
+    assert "(indices_per_plane)" in line.signature and "@" not in line.signature.split(";")[0]
+    assert "1 of its items under a reading of an open question" in line.signature
+
+
+def test_c_integer_type_names_in_a_refusal_are_element_types():
+    int8, uint8 = ({"id": f"MaxPool-12/x[{t}]", "op": "MaxPool", "backend": "b", "outcome": "error",
+                    "message": f"RuntimeError: value cannot be converted to type {t}_t without overflow"} for t in ("int8", "uint8"))
+    assert cause_signature(int8) == cause_signature(uint8)
