@@ -60,3 +60,27 @@ def test_a_part_is_not_named_by_what_a_passing_item_also_has():
                                    "fail: Y values differ where rank 2d and stride >1": 16}
     records = _run(fails) + [_record(900, 2, 2, "none", "pass")]  # a twin of the second part passes
     assert _lines(records) == {"fail: Y values differ where rank 3d": 32, "fail: Y values differ": 16}
+
+
+def _empty_output_run(also_refused: bool = False) -> list[dict]:
+    """Kernels of 2 over axes of 1 (an empty output by the documents) refused with one message per
+    rank (as torch words them), beside kernels over axes of 4 that run; ``also_refused``: a few of
+    those refused the same way."""
+    records = []
+    for n, (rank, size, twice) in enumerate(itertools.product((1, 2, 3), (1, 4), range(6))):
+        refused = size == 1 or (also_refused and rank == 1 and twice == 0)
+        words = ("Invalid computed output size", "Output size is too small", "Expected a non-empty input")[rank - 1]
+        record = _record(n, rank, 1, "none", "error" if refused else "pass", f"RuntimeError: {words}" if refused else "")
+        record["inputs"] = [{"name": "X", "shape": [1, 1] + [size] * rank, "dtype": "float32"}]
+        records.append(record)
+    return records
+
+
+def test_refusals_worded_per_rank_are_one_line_where_an_empty_output_decides_them():
+    assert _lines(_empty_output_run()) == {
+        "error where Y empty past N: 3 diagnostics of the runtime": 18}
+
+
+def test_refusal_lines_are_not_merged_where_the_predicate_holds_other_items_too():
+    lines = _lines(_empty_output_run(also_refused=True))
+    assert len(lines) == 3 and not any("where" in line for line in lines), lines

@@ -42,8 +42,14 @@ def hooks(model: type[ReferenceBackend]) -> set[str]:
 
 
 def stacked(upper: type[ReferenceBackend], lower: type[ReferenceBackend]) -> type[ReferenceBackend]:
-    """Both models at once: a hook both replace is ``upper``'s built on ``lower``'s."""
-    return type("Pair", (upper, lower), {"_below": dict.fromkeys(hooks(upper) & hooks(lower), lower)})
+    """Both models at once: a hook both replace is ``upper``'s built on ``lower``'s. An ``upper``
+    that is itself two models stacked goes on top whole: (a over b) over c is a over (b over c)
+    (the pair's own order would be lost under the new pair's, and b skipped)."""
+    parts = vars(upper).get("_parts")
+    if parts is not None:
+        return stacked(parts[0], stacked(parts[1], lower))
+    return type("Pair", (upper, lower), {"_below": dict.fromkeys(hooks(upper) & hooks(lower), lower),
+                                         "_parts": (upper, lower)})
 NHWC_DOMAINS = ("com.ms.internal.nhwc", "com.microsoft")
 
 
@@ -84,6 +90,12 @@ class DefectModel:
     # One bug that shows in several kernels (a runtime's scalar and vector paths): the models of a
     # family are one line of the report, each model a part of it (FAMILIES: its title).
     family: str | None = None
+
+    @property
+    def composite(self) -> bool:
+        """Whether it is two bugs in one kernel (float16 pooled in float32 by a seeded loop): where a
+        model of one of them alone also reproduces an item, the item shows only that one."""
+        return "_parts" in vars(self.backend)
 
     @property
     def narrows(self) -> bool:
@@ -188,11 +200,12 @@ def through(dtype: Any, only: Any, saturating: bool = False) -> type[ReferenceBa
     return model
 
 
-def _seeded_in_float32(only: Any) -> type[ReferenceBackend]:
-    """``only`` pooled in float32 by a running maximum seeded as ``_seeded_at_plane_origin`` seeds
-    it, at float32's lowest value: cast back, the seed of a window of -inf is -inf again (or
-    -FLT_MAX where ``only`` holds it), and its index the plane's first element."""
-    model = stacked(through(np.float32, only), with_results(_seeded_at_plane_origin))
+def _seeded_in_float32(only: Any, saturating: bool = False) -> type[ReferenceBackend]:
+    """``only`` pooled in float32 (``saturating``: infinities clamped to its finite range on the
+    way) by a running maximum seeded as ``_seeded_at_plane_origin`` seeds it, at float32's lowest
+    value: cast back, the seed of a window of -inf is -inf again (or -FLT_MAX where ``only``
+    holds it), and its index the plane's first element."""
+    model = stacked(through(np.float32, only, saturating), with_results(_seeded_at_plane_origin))
     model.narrows = False  # type: ignore[attr-defined]  # one model, not a type beside another bug
     return model
 
@@ -361,11 +374,17 @@ def _index_in_padded_layout(y, indices, x, axes):
     return y, np.where(indices >= 0, flat, indices)
 
 
-def _indices_transposed(x, axes, storage_order, pool):
-    y, indices = pool(x, axes, 0)
-    if storage_order == 0 or indices is None:
-        return y, indices
-    return y, np.ascontiguousarray(np.transpose(indices, (0, 1, *range(indices.ndim - 1, 1, -1))))
+def _indices_transposed(last_two: bool) -> Callable:
+    """Row-major Indices with the tensor transposed for storage_order 1: its spatial axes reversed,
+    or (``last_two``) its last two axes swapped, whatever they are (C and the one spatial axis in 1-D)."""
+    def pooled_so(x, axes, storage_order, pool):
+        y, indices = pool(x, axes, 0)
+        if storage_order == 0 or indices is None:
+            return y, indices
+        order = (*range(indices.ndim - 2), indices.ndim - 1, indices.ndim - 2) if last_two else \
+            (0, 1, *range(indices.ndim - 1, 1, -1))
+        return y, np.ascontiguousarray(np.transpose(indices, order))
+    return pooled_so
 
 
 def _bytes_compared_as(view: Any, only: Any) -> Callable:
@@ -549,7 +568,8 @@ def _of(dtype: Any) -> Callable[[Facts], bool]:
     return lambda facts: facts.pools and facts.dtype == dtype
 
 
-FAMILIES = {"finite_value_for_minus_inf": "a finite seed or padding value stands in for -inf (the lowest value, a sentinel)"}
+FAMILIES = {"finite_value_for_minus_inf": "a finite seed or padding value stands in for -inf (the lowest value, a sentinel)",
+            "indices_tensor_transposed": "storage_order 1 transposes the Indices tensor instead of counting positions column-major"}
 SEEN_FUZZ = "the fuzz's self-test and the mutation self-test (a variant built as a plausible kernel bug)"
 
 DEFECTS: list[DefectModel] = [
@@ -650,6 +670,13 @@ DEFECTS: list[DefectModel] = [
                 "first element: a window of -inf keeps -inf (the seed, cast back) but points at the plane's first "
                 "element", "OpenVINO's CPU plugin (float16 runs in float32, its inference precision; max_pool.hpp's seed)",
                 _seeded_in_float32(np.float16), _of(np.float16), family="finite_value_for_minus_inf"),
+    DefectModel("float64_seeded_in_float32_saturated",
+                "float64 is pooled in float32 (infinities clamped to +-3.4028235e+38) by a running maximum seeded at "
+                "float32's lowest value at the plane's first element: a window of -inf gives -3.4028235e+38 and "
+                "points at the plane's first element",
+                "OpenVINO's CPU plugin (float64 runs in float32, its inference precision, converted with saturation; "
+                "max_pool.hpp's seed)", _seeded_in_float32(np.float64, saturating=True), _of(np.float64),
+                family="finite_value_for_minus_inf"),
     DefectModel("nan_never_selected_seed_kept",
                 "NaN is never selected: a window's other elements give its maximum, and a window of NaN only the "
                 "lowest finite value (the seed)", "ONNX Runtime's float32 MaxPool without Indices (expectations/ort.yaml, "
@@ -676,13 +703,18 @@ DEFECTS: list[DefectModel] = [
     DefectModel("storage_order_ignored", "storage_order 1 gives row-major Indices", SEEN_FUZZ,
                 pooled(lambda x, axes, storage_order, pool: pool(x, axes, 0)),
                 lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0), touches="Indices"),
-    DefectModel("storage_order_transposes_indices",
-                "storage_order 1 transposes the Indices tensor (row-major positions, the spatial axes reversed) "
-                "instead of counting positions column-major", "OpenVINO's ONNX frontend (pooling_factory.cpp: a "
-                "Transpose of MaxPool-8's Indices; https://github.com/openvinotoolkit/openvino/issues/20879) and "
+    DefectModel("storage_order_reverses_indices_axes",
+                "row-major Indices with their spatial axes reversed", "OpenVINO's ONNX frontend (pooling_factory.cpp: "
+                "a Transpose of MaxPool-8's Indices; https://github.com/openvinotoolkit/openvino/issues/20879)",
+                pooled(_indices_transposed(last_two=False)),
+                lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0), touches="Indices",
+                family="indices_tensor_transposed"),
+    DefectModel("storage_order_swaps_last_two_indices_axes",
+                "row-major Indices with their last two axes swapped (C and the spatial axis in 1-D)",
                 "tinygrad 0.14 (expectations/tinygrad.yaml: idx.transpose(-2, -1))",
-                pooled(_indices_transposed), lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0),
-                touches="Indices"),
+                pooled(_indices_transposed(last_two=True)),
+                lambda f: f.onnx_pool and f.wants_indices and f.has("storage_order", 0), touches="Indices",
+                family="indices_tensor_transposed"),
     DefectModel("storage_order_always_column", "Indices are column-major whatever storage_order says", SEEN_FUZZ,
                 pooled(lambda x, axes, storage_order, pool: pool(x, axes, 1)),
                 lambda f: f.onnx_pool and f.wants_indices and not f.has("storage_order", 0), touches="Indices"),

@@ -27,6 +27,7 @@ from ..semantics import Readings
 from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
 
 PAIR_LIMIT = 60
+SHAPE_HOOKS = {"axes", "unpool_shape"}  # the reference's hooks that decide an output's shape
 TRIPLE_PAIRS = 3  # the pairs, of those that give every output but Indices, that a third model is tried on
 SEPARATOR = "+"  # a pair's name: both models' names
 AT = "@"  # a model under a reading of an open question: model@question:reading
@@ -93,7 +94,9 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
              if (answered[a.name] is not None and answered[b.name] is not None if hooks(a.backend) & hooks(b.backend)
                  else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
     # First a narrower type over another bug (each item has at most a few of those), then the pairs
-    # one of whose models gives the backend's shapes (where the shapes are wrong), then those whose
+    # one of whose models gives the backend's shapes (where the shapes are wrong), then those with a
+    # model of another shape that refuses the item alone (its shape too small for the reference's
+    # scatter, which the other model's tolerates), then those whose
     # models alone give more of the backend's wrong elements, then those that change the fewest
     # elements the backend got right.
     effects = {name: _effects(outputs, actual, expected) for name, outputs in answered.items()}
@@ -105,6 +108,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
         pairs = [(a, b) for a, b in pairs if a.narrows or explained[a.name] + explained[b.name] > 0]
     pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
+                                            not any(answered[m.name] is None and hooks(m.backend) & SHAPE_HOOKS for m in pair),
                                             -explained[pair[0].name] - explained[pair[1].name],
                                             damage[pair[0].name] + damage[pair[1].name]))[:PAIR_LIMIT]
     tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
@@ -127,9 +131,11 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
               expected: Sequence[np.ndarray]) -> bool:
     """Whether two models may reproduce ``actual`` together: each changes some element the backend
     got wrong, and every such element is one that one of them changes (elements compared bit for
-    bit, where shapes allow; a shape only a pair changes is left to the run)."""
+    bit, where shapes allow; a shape only a pair changes is left to the run). A model that refuses
+    the item alone may answer beside the other (a shape whose scatter only the other's tolerates):
+    that is left to the run too, where the other answers."""
     if first is None or second is None or not expected:
-        return first is not None and second is not None
+        return first is not None or second is not None
     helps = [False, False]
     for a, b, got, want in zip(first, second, actual, expected):
         got = np.asarray(got)

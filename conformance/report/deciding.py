@@ -24,6 +24,7 @@ import itertools
 from collections import defaultdict
 from typing import Iterable
 
+from ..semantics import GeometryError, node_axes
 from .record import ItemRecord
 
 SHARE, FEWEST = 0.1, 10  # the least part of a line, and the fewest items, a predicate must hold to split it off
@@ -31,9 +32,11 @@ ON_THE_LINE = 0.25  # for each of a predicate's features: at most this part of t
 SMALLEST_LINE = 20  # lines below this are left whole
 
 
-def features(record: ItemRecord) -> frozenset[str]:
+def features(record: ItemRecord, merging: bool = False) -> frozenset[str]:
     """What an item is, as a line's predicates read it: its path selectors, its element type, and
-    the attributes it leaves out or sets to other than their defaults."""
+    the attributes it leaves out or sets to other than their defaults; where refusal lines are
+    merged (``merging``), also whether its output is empty past N by the documents (a line is not
+    split on it: a runtime refuses an empty output for the same reason as a kernel it finds too long)."""
     attributes = record.get("attributes", {})
     found = set(record.get("path", []))
     found.update(f"type {i['dtype']}" for i in record.get("inputs", [])[:1])
@@ -42,6 +45,8 @@ def features(record: ItemRecord) -> frozenset[str]:
             found.add("N of 0")
         if 0 in i["shape"][1:]:
             found.add("an extent of 0 past N")
+    if merging and _output_is_empty_past_n(record):
+        found.add("Y empty past N")
     found.update(f"{name} left out" for name in ("strides", "pads", "dilations") if name not in attributes)
     if isinstance(attributes.get("pads", []), list) and not any(attributes.get("pads", [])):
         found.add("pads all 0")  # left out or written out
@@ -91,16 +96,69 @@ def split(line: list[ItemRecord], population: Iterable[ItemRecord]) -> list[tupl
     return parts + ([(None, [r for r in line if r["id"] in left])] if left else [])
 
 
-def _each_decides(predicate: tuple[str, ...], having: dict[str, set[str]], on_line: set[str], everyone: set[str]) -> bool:
+def _output_is_empty_past_n(record: ItemRecord) -> bool:
+    """Whether a MaxPool's Y has no element by the documents' formulas (default readings) on an
+    axis past N: C of 0, or an output axis of 0, from an empty input axis or a kernel longer than
+    the padded one (a batch of 0 is left out: runtimes run it as a loop of no iterations)."""
+    inputs = record.get("inputs", [])
+    if not record.get("op", "").endswith("MaxPool") or not inputs:
+        return False
+    shape, attributes = inputs[0]["shape"], record.get("attributes", {})
+    channels_last = record.get("domain", "").startswith("com.")
+    spatial = shape[1:-1] if channels_last else shape[2:]
+    try:
+        channels = shape[-1] if channels_last else shape[1]
+        return channels == 0 or any(a.out == 0 for a in node_axes(record.get("domain", ""), attributes, spatial))
+    except (GeometryError, KeyError, TypeError, ValueError, IndexError):
+        return False
+
+
+def merge(lines: dict[str, list[ItemRecord]], population: Iterable[ItemRecord]) -> list[tuple[str, list[str]]]:
+    """Refusal lines (each of one runtime diagnostic) that one root cause may hold under several
+    diagnostics: each group of two lines or more whose items are exactly the run's items with one
+    predicate (one feature, or two; ten items at least), so that every item having it is refused, on
+    these lines, and nothing else is on them, and each of its features decides against items the run
+    shows without it ("Y empty past N": a runtime that words the refusal per rank). Returns
+    (predicate, the lines' keys), the largest group first; a line joins one group at most."""
+    having: dict[str, set[str]] = defaultdict(set)
+    everyone = set()
+    for record in population:
+        everyone.add(record["id"])
+        for feature in features(record, merging=True):
+            having[feature].add(record["id"])
+    ids = {key: {r["id"] for r in records} for key, records in lines.items()}
+    line_of = {i: key for key, found in ids.items() for i in found}
+    common = set.union(*(set.intersection(*(set(features(r, merging=True)) for r in records))
+                         for records in lines.values() if records)) if lines else set()
+    found: list[tuple[tuple[str, ...], list[str]]] = []
+    for size in (1, 2):
+        for predicate in itertools.combinations(sorted(common), size):
+            holders = set.intersection(*(having[f] for f in predicate))
+            keys = sorted({line_of[i] for i in holders if i in line_of})
+            if (len(holders) >= FEWEST and len(keys) >= 2 and holders == set().union(*(ids[k] for k in keys))
+                    and _each_decides(predicate, having, holders, everyone, contrast=True)):
+                found.append((predicate, keys))
+    groups: list[tuple[str, list[str]]] = []
+    taken: set[str] = set()
+    for predicate, keys in sorted(found, key=lambda pk: (-sum(len(ids[k]) for k in pk[1]), len(pk[0]), pk[0])):
+        if not taken & set(keys):
+            groups.append((" and ".join(predicate), keys))
+            taken.update(keys)
+    return groups
+
+
+def _each_decides(predicate: tuple[str, ...], having: dict[str, set[str]], on_line: set[str], everyone: set[str],
+                  contrast: bool = False) -> bool:
     """Whether the items that have the rest of ``predicate`` but not one of its features (where the
-    feature is a value of a selector, those with another value of it) are mostly off the line."""
+    feature is a value of a selector, those with another value of it) are mostly off the line
+    (``contrast``: and there are such items, the run showing what the feature changes)."""
     for feature in predicate:
         rest = [having[f] for f in predicate if f != feature]
         others = (set.intersection(*rest) if rest else set(everyone)) - having[feature]
         siblings = [ids for f, ids in having.items() if f != feature and _selector(f) == _selector(feature)]
         if siblings:
             others &= set().union(*siblings)
-        if others and len(others & on_line) > ON_THE_LINE * len(others):
+        if others and len(others & on_line) > ON_THE_LINE * len(others) or contrast and not others:
             return False
     return True
 

@@ -402,23 +402,29 @@ class Cluster:
 
 def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
-    reproduce it, the one that reproduces most of its backend's records. A record only pairs
-    reproduce joins the line of a pair's rarer model that reproduces some record alone (two bugs
-    at once: the rarer is what sets the item apart; the other has its own line), else the pair's;
-    but a model that pools in another type (float64 through float32) only carries the other's bug
-    into that type, and the item joins the other's line where it has one."""
+    reproduce it, the one that reproduces most of its backend's records, a model of one bug before
+    a composite one (two bugs in one kernel) that also does. A record only pairs (or
+    three models) reproduce joins the line of the pair's rarer model, counted over the records
+    whose diagnosis names it alone or with others (two bugs at once: the rarer is what sets the
+    item apart; the other has its own line); but a model that pools in another type (float64
+    through float32) only carries the other's bug into that type, and the item joins the other's line."""
     from ..judge.defects import BY_NAME
     from ..judge.diagnosis import SEPARATOR
 
     reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
+    named: Counter = Counter((r["backend"], part) for r in records
+                             for part in {p for name in r.get("diagnosis") or [] for p in name.split(SEPARATOR)})
+
+    def composite(name: str) -> bool:
+        return any(part in BY_NAME and BY_NAME[part].composite for part in name.split(SEPARATOR))
 
     def line(backend: str, names: list[str]) -> str:
-        best = max(names, key=lambda n: (reach[backend, n], -names.index(n)))
+        best = max(names, key=lambda n: (not composite(n), reach[backend, n], -names.index(n)))
         if SEPARATOR not in best:
             return best
-        alone = [part for part in best.split(SEPARATOR) if reach[backend, part]]
-        carried = [part for part in alone if not (part in BY_NAME and BY_NAME[part].narrows)]
-        return min(carried or alone, key=lambda part: reach[backend, part]) if alone else best
+        parts = best.split(SEPARATOR)
+        carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].narrows)]
+        return min(carried or parts, key=lambda part: (named[backend, part], parts.index(part)))
 
     return {(r["backend"], r["id"]): line(r["backend"], r["diagnosis"]) for r in records if r.get("diagnosis")}
 
@@ -464,6 +470,7 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
                 renamed += f"; {read} of its items under a reading of an open question (each item's diagnosis names it)"
             grouped[backend, renamed] = grouped.pop((backend, signature))
     _split_by_deciding_attributes(grouped, items)
+    _merge_refusals_by_deciding_attributes(grouped, items)
     clusters: dict[str, list[Cluster]] = defaultdict(list)
     for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
@@ -488,6 +495,27 @@ def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], 
             del grouped[backend, signature]
             for predicate, part in parts:
                 grouped[backend, f"{signature} where {predicate}" if predicate else signature] = part
+
+
+def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], items: list[Record]) -> None:
+    """Each backend's refusal and crash lines of valid models (one per runtime diagnostic) that
+    one deciding predicate holds exactly, merged (``deciding.merge``): one cause the runtime words
+    in several ways; each diagnostic stays a sub-group of the line."""
+    from .deciding import merge
+
+    ran: dict[str, list[Record]] = defaultdict(list)
+    for r in items:
+        if r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.SKIPPED.value):
+            ran[r["backend"]].append(r)
+    for backend in sorted({b for b, _ in grouped}):
+        for outcome in (Outcome.ERROR.value, Outcome.CRASH.value):
+            lines = {signature: records for (b, signature), records in grouped.items()
+                     if b == backend and signature.startswith(f"{outcome}: ") and DIAGNOSED not in signature
+                     and all(r.get("expected") != "reject" for r in records)}
+            ops = {r["op"] for records in lines.values() for r in records}
+            for predicate, keys in merge(lines, [r for r in ran[backend] if r["op"] in ops]):
+                records = [r for key in keys for r in grouped.pop((backend, key))]
+                grouped[backend, f"{outcome} where {predicate}: {len(keys)} diagnostics of the runtime"] = records
 
 
 def errata(items: list[Record]) -> list[dict[str, Any]]:
