@@ -37,12 +37,13 @@ def causes_of(attributed: str | list[str]) -> frozenset[str]:
 
 def measure(records: list[dict], population: list[dict], cause_of: dict[str, frozenset[str]], diagnosed: bool) -> dict:
     """``diagnosed`` False: as the report was before diagnosis (no defect models, no window
-    classes, no deciding attributes)."""
+    classes, no deciding attributes splitting or merging lines)."""
     if diagnosed:
         lines = [c for clusters in failure_clusters(population).values() for c in clusters]
     else:
         bare = [{k: v for k, v in r.items() if k not in ("diagnosis", "where")} for r in records]
-        with mock.patch.object(results, "_split_by_deciding_attributes", lambda grouped, items: None):
+        with mock.patch.object(results, "_split_by_deciding_attributes", lambda grouped, items: None), \
+                mock.patch.object(results, "_merge_refusals_by_deciding_attributes", lambda grouped, items: None):
             lines = [c for clusters in failure_clusters(bare).values() for c in clusters]
     sets_per_line = [[cause_of[r["id"]] for r in line.records if r["id"] in cause_of] for line in lines]
     common = [frozenset.intersection(*sets) if sets else None for sets in sets_per_line]
