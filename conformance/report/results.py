@@ -409,14 +409,15 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     item apart; the other has its own line); but a model that pools in another type (float64
     through float32) only carries the other's bug into that type, and the item joins the other's line."""
     from ..judge.defects import BY_NAME
-    from ..judge.diagnosis import SEPARATOR
+    from ..judge.diagnosis import AT, SEPARATOR
 
     reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
     named: Counter = Counter((r["backend"], part) for r in records
                              for part in {p for name in r.get("diagnosis") or [] for p in name.split(SEPARATOR)})
 
     def composite(name: str) -> bool:
-        return any(part in BY_NAME and BY_NAME[part].composite for part in name.split(SEPARATOR))
+        models = [part.partition(AT)[0] for part in name.split(SEPARATOR)]
+        return any(model in BY_NAME and BY_NAME[model].composite for model in models)
 
     def line(backend: str, names: list[str]) -> str:
         best = max(names, key=lambda n: (not composite(n), reach[backend, n], -names.index(n)))
