@@ -409,15 +409,14 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     item apart; the other has its own line); but a model that pools in another type (float64
     through float32) only carries the other's bug into that type, and the item joins the other's line."""
     from ..judge.defects import BY_NAME
-    from ..judge.diagnosis import AT, SEPARATOR
+    from ..judge.diagnosis import SEPARATOR
 
     reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
     named: Counter = Counter((r["backend"], part) for r in records
                              for part in {p for name in r.get("diagnosis") or [] for p in name.split(SEPARATOR)})
 
     def composite(name: str) -> bool:
-        models = [part.partition(AT)[0] for part in name.split(SEPARATOR)]
-        return any(model in BY_NAME and BY_NAME[model].composite for model in models)
+        return any(m in BY_NAME and BY_NAME[m].composite for m in without_readings(name).split(SEPARATOR))
 
     def line(backend: str, names: list[str]) -> str:
         best = max(names, key=lambda n: (not composite(n), reach[backend, n], -names.index(n)))
