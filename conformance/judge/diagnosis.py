@@ -8,7 +8,9 @@ questions, then pairs of models (a runtime has several bugs at once; a hook both
 first's built on the second's, in both orders then), those of models with no hook in common only
 where their single answers together change every element the backend got wrong; first a model
 that pools in a narrower type over each other model, then the pairs one of whose models gives the
-backend's shapes (where a shape is wrong), then those whose models alone give more of the
+backend's shapes (where a shape is wrong), then those with a model of the output's shape that
+refuses the item alone (a model that refuses alone is tried beside another, whose scatter may
+tolerate its shape), then those whose models alone give more of the
 elements the backend got wrong, then those whose models change the fewest elements the backend got
 right, at most ``PAIR_LIMIT`` of them; and where no pair
 reproduces the item but some give every output except Indices, those with each model that changes

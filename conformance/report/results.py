@@ -411,18 +411,19 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     from ..judge.defects import BY_NAME
     from ..judge.diagnosis import SEPARATOR
 
-    reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
-    named: Counter = Counter((r["backend"], part) for r in records
-                             for part in {p for name in r.get("diagnosis") or [] for p in name.split(SEPARATOR)})
+    def models(name: str) -> list[str]:  # a diagnosis's models, without the readings they were found under
+        return without_readings(name).split(SEPARATOR)
 
-    def composite(name: str) -> bool:
-        return any(m in BY_NAME and BY_NAME[m].composite for m in without_readings(name).split(SEPARATOR))
+    reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
+    named: Counter = Counter((r["backend"], model) for r in records
+                             for model in {m for name in r.get("diagnosis") or [] for m in models(name)})
 
     def line(backend: str, names: list[str]) -> str:
-        best = max(names, key=lambda n: (not composite(n), reach[backend, n], -names.index(n)))
+        best = max(names, key=lambda n: (not any(m in BY_NAME and BY_NAME[m].composite for m in models(n)),
+                                         reach[backend, n], -names.index(n)))
         if SEPARATOR not in best:
             return best
-        parts = best.split(SEPARATOR)
+        parts = models(best)
         carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].narrows)]
         return min(carried or parts, key=lambda part: (named[backend, part], parts.index(part)))
 
