@@ -84,3 +84,15 @@ def test_refusals_worded_per_rank_are_one_line_where_an_empty_output_decides_the
 def test_refusal_lines_are_not_merged_where_the_predicate_holds_other_items_too():
     lines = _lines(_empty_output_run(also_refused=True))
     assert len(lines) == 3 and not any("where" in line for line in lines), lines
+
+
+def test_a_batch_and_a_channel_refusal_are_one_line_where_an_empty_n_or_c_decides_them():
+    """OpenVINO's pooling shape inference checks N and C together, with a message for each."""
+    records = []
+    for n, (axis, size, twice) in enumerate(itertools.product((0, 1), (0, 3), range(6))):
+        record = _record(n, 2, 1, "none", "pass")
+        record["inputs"] = [{"name": "X", "shape": [size, 2, 4, 4] if axis == 0 else [2, size, 4, 4], "dtype": "float32"}]
+        if size == 0:
+            record.update(outcome="error", message=f"RuntimeError: {('Batch size', 'Channel count')[axis]} is zero.")
+        records.append(record)
+    assert _lines(records) == {"error where empty N or C: 2 diagnostics of the runtime": 12}

@@ -36,8 +36,9 @@ SMALLEST_LINE = 20  # lines below this are left whole
 def features(record: ItemRecord, merging: bool = False) -> frozenset[str]:
     """What an item is, as a line's predicates read it: its path selectors, its element type, and
     the attributes it leaves out or sets to other than their defaults; where refusal lines are
-    merged (``merging``), also whether its output is empty past N by the documents (a line is not
-    split on it: a runtime refuses an empty output for the same reason as a kernel it finds too long)."""
+    merged (``merging``), also whether its output is empty past N by the documents, and whether N
+    or C is 0 (a line is not split on them: a runtime refuses an empty output for the same reason as
+    a kernel it finds too long, and checks N and C together, with a message for each)."""
     attributes = record.get("attributes", {})
     found = set(record.get("path", []))
     found.update(f"type {i['dtype']}" for i in record.get("inputs", [])[:1])
@@ -48,6 +49,8 @@ def features(record: ItemRecord, merging: bool = False) -> frozenset[str]:
             found.add("an extent of 0 past N")
     if merging and _output_is_empty_past_n(record):
         found.add("Y empty past N")
+    if merging and _batch_or_channels_empty(record):
+        found.add("empty N or C")  # one check of both in a runtime's shape inference, worded per axis
     found.update(f"{name} left out" for name in ("strides", "pads", "dilations") if name not in attributes)
     if isinstance(attributes.get("pads", []), list) and not any(attributes.get("pads", [])):
         found.add("pads all 0")  # left out or written out
@@ -95,6 +98,14 @@ def split(line: list[ItemRecord], population: Iterable[ItemRecord]) -> list[tupl
     if not parts or 0 < len(left) < FEWEST:  # a few items that none holds: no line of their own
         return [(None, line)]
     return parts + ([(None, [r for r in line if r["id"] in left])] if left else [])
+
+
+def _batch_or_channels_empty(record: ItemRecord) -> bool:
+    """Whether the first input has no batch or no channels (the axes no window slides over)."""
+    shape = next(iter(record.get("inputs", [])), {}).get("shape", [])
+    if len(shape) < 2:
+        return False
+    return shape[0] == 0 or (shape[-1] if record.get("domain", "").startswith("com.") else shape[1]) == 0
 
 
 def _output_is_empty_past_n(record: ItemRecord) -> bool:

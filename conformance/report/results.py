@@ -315,7 +315,10 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
         where = f" in {record['where']}" if record.get("where") else ""
         return f"{record['outcome']}: {first['output']} {kind}{where}"
     if record.get("message", "").startswith(ACCEPTED):  # one missing check or many: the rule is the detail
-        return f"{record['outcome']}: {ACCEPTED}"
+        # Each domain's models are checked by code of its own (OpenVINO: the ONNX frontend for
+        # ai.onnx, its core for its own opset), so a domain is a line of its own.
+        domain = record.get("domain", "ai.onnx")
+        return f"{record['outcome']}: {ACCEPTED}" + ("" if domain in ("", "ai.onnx") else f" of domain {domain}")
     text = diagnostic(record)
     text = re.sub(CHECK_FAILED, "", text)  # the code of a failed check, where its message follows it
     text = re.sub(ORT_STATUS, "", text)

@@ -62,6 +62,16 @@ def test_invalid_models_run_anyway_are_one_cause_sub_grouped_by_rule():
     assert cluster.signature == "fail: accepted an invalid model" and len(cluster.details) == 2
 
 
+def test_invalid_models_of_another_domain_run_anyway_are_a_line_of_their_own():
+    """Each domain is checked by code of its own (OpenVINO: its ONNX frontend, its core's op checks)."""
+    records = [{"id": f"{op}/{n}", "op": "MaxPool", "domain": domain, "version": 8, "backend": "b", "outcome": "fail",
+                "message": f"accepted an invalid model: {rule}"} for n, (op, domain, rule) in enumerate(
+                    (("MaxPool-8", "ai.onnx", "storage_order 2 names no order"),
+                     ("org.openvinotoolkit.MaxPool-8", "org.openvinotoolkit", "index_element_type is i64 or i32")))]
+    assert sorted(c.signature for c in failure_clusters(records)["b"]) == [
+        "fail: accepted an invalid model", "fail: accepted an invalid model of domain org.openvinotoolkit"]
+
+
 def test_failures_that_share_a_first_line_are_split_by_the_runtime_s_own_diagnostic():
     """A compiler whose every exception opens with one sentence: the causes come from its error
     lines further down (paths and numbers normalised), warnings before them passed over."""

@@ -8,7 +8,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.judge.defects import DEFECTS, DefectModel
+from conformance.judge.defects import DEFECTS, DefectModel, Facts
 from conformance.judge.diagnosis import facts, titles
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
@@ -120,3 +120,29 @@ def test_a_stacked_model_stacked_again_keeps_every_layer():
     pair = stacked(BY_NAME["float16_seeded_in_float32_at_plane_origin"].backend, BY_NAME["nan_never_selected_seed_kept"].backend)
     y, indices = pair.run_model(model, [np.array([[[1, 2, np.nan, np.nan]]], np.float16)])
     assert y.tolist() == [[[2.0, -np.inf]]] and indices.tolist() == [[[1, 0]]]
+
+
+def test_int64_pooled_as_int32_then_through_float32_is_both_models_with_the_top_clamped():
+    """OpenVINO's CPU plugin: int64 runs as int32, and int32 through float32, converted back with a
+    clamp at the largest float below 2^31 (2147483520), so INT32_MAX comes back as 2147483520."""
+    from onnx import TensorProto, helper
+
+    from conformance.judge.defects import BY_NAME, stacked
+
+    def pooled(name: str, elem: int, x: np.ndarray) -> list:
+        node = helper.make_node("MaxPool", ["X"], ["Y", "I"], domain="org.openvinotoolkit", kernel=[1], strides=[1],
+                                pads_begin=[0], pads_end=[0])
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", elem, [1, 1, x.size])],
+                                  [helper.make_tensor_value_info("Y", elem, None),
+                                   helper.make_tensor_value_info("I", TensorProto.INT64, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("org.openvinotoolkit", 8)])
+        backend = stacked(*(BY_NAME[n].backend for n in name.split("+"))) if "+" in name else BY_NAME[name].backend
+        return backend.run_model(model, [x.reshape(1, 1, -1)])[0].ravel().tolist()
+
+    top = 2**31 - 1
+    assert pooled("int32_through_float32", TensorProto.INT32, np.array([top, -2**31, 2**24 + 1], np.int32)) == [
+        2147483520, -2**31, 2**24]
+    assert pooled("int64_through_int32+int32_through_float32", TensorProto.INT64,
+                  np.array([top, -2**63, 2**31 + 3], np.int64)) == [2147483520, 0, -2**31]
+    int64_item = Facts("MaxPool", "org.openvinotoolkit", np.int64, {}, wants_indices=False, output_shape_given=False)
+    assert BY_NAME["int32_through_float32"].applies(int64_item)  # so that diagnosis tries the pair
