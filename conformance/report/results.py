@@ -517,7 +517,9 @@ def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[R
                      if b == backend and signature.startswith(f"{outcome}: ") and DIAGNOSED not in signature
                      and all(r.get("expected") != "reject" for r in records)}
             ops = {r["op"] for records in lines.values() for r in records}
-            for predicate, keys in merge(lines, [r for r in ran[backend] if r["op"] in ops]):
+            # Held against the valid items only: an invalid model's refusal is its pass, not this cause.
+            valid = [r for r in ran[backend] if r["op"] in ops and r.get("expected") != "reject"]
+            for predicate, keys in merge(lines, valid):
                 records = [r for key in keys for r in grouped.pop((backend, key))]
                 grouped[backend, f"{outcome} where {predicate}: {len(keys)} diagnostics of the runtime"] = records
 
