@@ -90,6 +90,8 @@ class DefectModel:
     # One bug that shows in several kernels (a runtime's scalar and vector paths): the models of a
     # family are one line of the report, each model a part of it (FAMILIES: its title).
     family: str | None = None
+    # A value X must hold for the model to change anything ("nan"): diagnosis leaves it out elsewhere.
+    needs: str | None = None
 
     @property
     def composite(self) -> bool:
@@ -140,7 +142,7 @@ def axes_from(sizes: Callable) -> type[ReferenceBackend]:
 # While one item is diagnosed: the reference's pooling of an input, by the input's bytes, the axes
 # and the readings. Most models start from it (they rewrite its results), and each would compute it
 # again; the change functions make new arrays, never writing into the ones they are given.
-_REFERENCE_POOLS: dict[tuple, tuple[np.ndarray, np.ndarray]] | None = None
+_REFERENCE_POOLS: dict[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # and the folds of _nan_folded
 
 
 @contextlib.contextmanager
@@ -160,9 +162,11 @@ def pooled(change: Callable) -> type[ReferenceBackend]:
         below = base(cls, "pool")
 
         def reference(x, axes, storage_order=0):
-            if _REFERENCE_POOLS is None or "pool" in getattr(cls, "_below", {}):  # a pair's: another model's
+            if _REFERENCE_POOLS is None:
                 return below(x, axes, storage_order, True)
-            key = (str(cls.readings), x.dtype.str, x.shape, x.tobytes(), tuple(axes), storage_order)
+            # in a pair, the other model's pooling (the class stays alive in the key while it is used)
+            key = (getattr(cls, "_below", {}).get("pool"), str(cls.readings), x.dtype.str, x.shape, x.tobytes(),
+                   tuple(axes), storage_order)
             if key not in _REFERENCE_POOLS:
                 _REFERENCE_POOLS[key] = below(x, axes, storage_order, True)
             return _REFERENCE_POOLS[key]
@@ -378,6 +382,117 @@ def _nan_resets_maximum(y, indices, x, axes):
     return np.where(started, running, y.astype(np.float64)).astype(x.dtype), indices
 
 
+def _nan_folded(unrolled: int | None, padding_kept: bool = False) -> Callable:
+    """A maximum taken by comparison, ``m = (m < v) ? v : m``, as a compiler lays out its loops:
+    the window's last ``unrolled`` axes (all where None) folded from their first element in the
+    input (padding left out, as max(-inf, v) folds to v; ``padding_kept``: from its first position,
+    padding read as -inf, where the compiler masks the load instead), and each such run then compared into a
+    maximum that starts at -inf. NaN loses every comparison it is second in: it comes out only
+    where it leads a fold of the whole window, and a run it leads is lost. Where the value changes,
+    its index is the first element of the window holding it."""
+    def folded(y, indices, x, axes):
+        if not np.issubdtype(x.dtype, np.floating) and x.dtype != ml_dtypes.bfloat16:
+            return y, indices
+        planes = x.astype(np.float64)
+        if not np.isnan(planes).any() or unrolled is not None and unrolled >= len(axes):
+            return y, indices
+        key = ("fold", unrolled, padding_kept, x.dtype.str, x.shape, x.tobytes(), tuple(axes))
+        if _REFERENCE_POOLS is not None and key in _REFERENCE_POOLS:  # the same fold under another model
+            maximum, anywhere = _REFERENCE_POOLS[key]
+        else:
+            maximum, anywhere = _fold(planes, axes, y.shape, len(axes) if unrolled is None else unrolled, padding_kept)
+            if _REFERENCE_POOLS is not None:
+                _REFERENCE_POOLS[key] = (maximum, anywhere)
+        result = np.where(anywhere, maximum, y.astype(np.float64)).astype(x.dtype)
+        if indices is None or _same_value(result, y).all():
+            return result, indices
+        first = _first_equal(result, planes, axes, key)
+        plane = max(int(np.prod(x.shape[2:])), 1)
+        origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
+        return result, np.where(~_same_value(result, y) & (first >= 0), origin + first, indices).astype(indices.dtype)
+    return folded
+
+
+def _fold(planes: np.ndarray, axes, shape: tuple, inner: int, padding_kept: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``_nan_folded``'s maximum of each window, and whether the window holds an input element."""
+    outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
+    maximum = np.full(shape, -np.inf)
+    anywhere = np.zeros(shape, bool)
+    for lead in itertools.product(*(range(a.kernel) for a in axes[:len(axes) - inner])):
+        run = np.full(shape, np.nan)
+        started = np.zeros(shape, bool)
+        for rest in itertools.product(*(range(a.kernel) for a in axes[len(axes) - inner:])):
+            at = [o * a.stride - a.pad_begin + j * a.dilation for o, a, j in zip(outs, axes, lead + rest)]
+            inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
+            v = planes[(...,) + tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))]
+            if padding_kept:
+                v, inside = np.where(inside, v, -np.inf), np.ones_like(inside)
+            run = np.where(inside & started, np.where(run < v, v, run), np.where(inside & ~started, v, run))
+            started |= inside
+        if inner == len(axes):
+            maximum = run
+        else:
+            run = np.where(started, run, -np.inf)
+            maximum = np.where(maximum < run, run, maximum)
+        anywhere |= started
+    return maximum, anywhere
+
+
+def _same_value(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    return (wide_a == wide_b) | (np.isnan(wide_a) & np.isnan(wide_b))
+
+
+def _indices_per_plane(y, indices, x, axes):
+    """Indices within their (n, c) plane (one past its plane's last element stays so)."""
+    plane = max(int(np.prod(x.shape[2:])), 1)
+    within = np.where(indices >= 0, indices % plane, indices)
+    if indices.shape == y.shape:
+        origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
+        within = np.where(indices - origin == plane, plane, within)
+    return y, within
+
+
+def _first_equal(y: np.ndarray, planes: np.ndarray, axes, key: tuple | None = None) -> np.ndarray:
+    """For each output, the position in its plane of the first element of its window (row-major)
+    equal to it, NaN to NaN; -1 where none is (``key``: the input's, to share it while one item is
+    diagnosed)."""
+    if key is not None and _REFERENCE_POOLS is not None:
+        key = ("first", y.dtype.str, y.tobytes(), *key[3:])
+        if key not in _REFERENCE_POOLS:
+            _REFERENCE_POOLS[key] = (_first_equal(y, planes, axes), y)
+        return _REFERENCE_POOLS[key][0]
+    wanted = y.astype(np.float64)
+    outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
+    first = np.full(y.shape, -1, np.int64)
+    for tap in itertools.product(*(range(a.kernel) for a in axes)):
+        at = [o * a.stride - a.pad_begin + j * a.dilation for o, a, j in zip(outs, axes, tap)]
+        inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
+        clipped = tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))
+        v = planes[(...,) + clipped]
+        hit = inside & (first < 0) & ((v == wanted) | (np.isnan(v) & np.isnan(wanted)))
+        first = np.where(hit, np.ravel_multi_index(clipped, [a.size for a in axes]), first)
+    return first
+
+
+def _index_sought_by_equality(y, indices, x, axes):
+    """Indices found after the maximum, as the first element of the window equal to it: a maximum
+    that no element equals (NaN, or the -inf a loop starts from over a window of NaN) points one
+    past the last element of its plane."""
+    if indices is None or not (np.issubdtype(y.dtype, np.floating) or y.dtype == ml_dtypes.bfloat16):
+        return y, indices
+    planes = x.astype(np.float64)
+    if not np.isnan(planes).any():  # every maximum is one of its window's elements
+        return y, indices
+    found = _first_equal(np.where(np.isnan(y.astype(np.float64)), np.inf, y), planes, axes) >= 0
+    found &= ~np.isnan(y.astype(np.float64))  # NaN equals nothing
+    if found.all():
+        return y, indices
+    plane = max(int(np.prod(x.shape[2:])), 1)
+    origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
+    return y, np.where(found, indices, np.broadcast_to(origin + plane, y.shape)).astype(indices.dtype)
+
+
 def _index_in_padded_layout(y, indices, x, axes):
     padded = [a.pad_begin + a.size + a.pad_end for a in axes]
     plane, within = np.divmod(np.maximum(indices, 0), max(int(np.prod(x.shape[2:])), 1))
@@ -583,7 +698,9 @@ def _of(dtype: Any) -> Callable[[Facts], bool]:
 
 
 FAMILIES = {"finite_value_for_minus_inf": "a finite seed or padding value stands in for -inf (the lowest value, a sentinel)",
-            "indices_tensor_transposed": "storage_order 1 transposes the Indices tensor instead of counting positions column-major"}
+            "indices_tensor_transposed": "storage_order 1 transposes the Indices tensor instead of counting positions column-major",
+            "nan_lost_by_comparison": "NaN loses comparisons: a maximum taken as m = (m < v) ? v : m passes it over "
+                                      "unless it leads a folded window, and an index sought by equality never finds it"}
 SEEN_FUZZ = "the fuzz's self-test and the mutation self-test (a variant built as a plausible kernel bug)"
 
 DEFECTS: list[DefectModel] = [
@@ -695,10 +812,41 @@ DEFECTS: list[DefectModel] = [
                 "NaN is never selected: a window's other elements give its maximum, and a window of NaN only the "
                 "lowest finite value (the seed)", "ONNX Runtime's float32 MaxPool without Indices (expectations/ort.yaml, "
                 "nan_resets_maximum: MLAS seeds with the lowest finite float) and OpenVINO's CPU plugin "
-                "(expectations/openvino.yaml, nan-windows)", pooled(_nan_never_selected), lambda f: f.pools and _floating(f)),
+                "(expectations/openvino.yaml, nan-windows)", pooled(_nan_never_selected), lambda f: f.pools and _floating(f),
+                needs="nan"),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
-                lambda f: f.pools and _floating(f), touches="Y"),
+                lambda f: f.pools and _floating(f), touches="Y"),  # maxps also picks between -0.0 and 0.0
+    DefectModel("nan_only_from_the_first_element",
+                "a window's maximum is folded from its first element in the input, m = (m < v) ? v : m: NaN comes out "
+                "only where it is that first element", "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C "
+                "folds a window it unrolls so, max(-inf, v) over the padding folded to v)",
+                with_results(_nan_folded(None)), lambda f: f.pools and _floating(f), family="nan_lost_by_comparison", needs="nan"),
+    *(DefectModel(f"nan_leading_a_run_of_the_last_{count}_hides_it",
+                  f"the window's last {words} folded from their first element, m = (m < v) ? v : m, and the runs "
+                  "compared into a maximum from -inf: NaN never comes out, and a run that a NaN leads is lost",
+                  "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C unrolls the last window axes and loops "
+                  "over the others from -inf)", with_results(_nan_folded(unrolled)), lambda f: f.pools and _floating(f),
+                  family="nan_lost_by_comparison", needs="nan")
+      for unrolled, count, words in ((1, "axis", "axis"), (2, "two_axes", "two axes"), (3, "three_axes", "three axes"))),
+    *(DefectModel(f"{name}_padding_first", f"{title}, padding read as -inf in the fold (a masked load): NaN after "
+                  "the padding is passed over", "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C masks the "
+                  "padding's loads in some kernels)", with_results(_nan_folded(unrolled, padding_kept=True)),
+                  lambda f: f.pools and _floating(f) and _pads(f), family="nan_lost_by_comparison", needs="nan")
+      for unrolled, name, title in ((None, "nan_only_from_the_first_element", "a window's maximum is folded from its "
+                                     "first position, m = (m < v) ? v : m"),
+                                    (1, "nan_leading_a_run_of_the_last_axis", "the window's last axis folded from its "
+                                     "first position and the runs compared into a maximum from -inf"))),
+    DefectModel("nan_passed_over_from_minus_inf",
+                "a running maximum from -inf moved only by a greater value, m = (m < v) ? v : m: NaN never comes out, "
+                "and a window of NaN only gives -inf", "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C "
+                "loops over a window it does not unroll so)", with_results(_nan_folded(0)),
+                lambda f: f.pools and _floating(f), family="nan_lost_by_comparison", needs="nan"),
+    DefectModel("index_sought_by_equality",
+                "Indices are sought after the maximum, as the first element equal to it: a maximum no element equals "
+                "(NaN) points one past its plane's last element", "tinygrad 0.14 (Tensor.max_pool2d(return_indices="
+                "True): pooled.eq(pooled.max(...)))", with_results(_index_sought_by_equality),
+                lambda f: f.pools and f.wants_indices and _floating(f), touches="Indices", family="nan_lost_by_comparison", needs="nan"),
     DefectModel("accumulator_starts_at_zero", "the running maximum starts at 0, as if a ReLU were fused",
                 SEEN_FUZZ, with_results(lambda y, i, x, a: (np.maximum(y, np.zeros((), y.dtype)), i)),
                 lambda f: f.pools, touches="Y"),
@@ -710,7 +858,7 @@ DEFECTS: list[DefectModel] = [
                 lambda f: f.pools and _floating(f), touches="Y"),
     DefectModel("indices_per_plane", "Indices omit the N·C plane offset (they count within each plane, as PyTorch's do)",
                 "tinygrad 0.14 (expectations/tinygrad.yaml: Tensor.max_pool2d(return_indices=True))",
-                with_results(lambda y, i, x, a: (y, np.where(i >= 0, i % max(int(np.prod(x.shape[2:])), 1), i))),
+                with_results(_indices_per_plane),
                 lambda f: f.pools and f.wants_indices, touches="Indices"),
     DefectModel("indices_in_padded_layout", "Indices count positions of the padded tensor", SEEN_FUZZ,
                 with_results(_index_in_padded_layout), lambda f: f.pools and f.wants_indices and _pads(f), touches="Indices"),

@@ -23,6 +23,9 @@ import itertools
 from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
+from onnx import helper
+
+from reference_backend import ReferenceBackend
 
 from ..expand.items import Item
 from ..semantics import Readings
@@ -69,8 +72,9 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
 def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
               reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
               readings: Sequence[Readings], differing: Collection[str], expected: Sequence[np.ndarray]) -> list[str]:
-    relevant = [d for d in DEFECTS if d.applies(facts(item))]
     feeds = [inputs[i.name] for i in model.graph.input]
+    held = {"nan"} if feeds and _holds_nan(feeds[0]) else set()
+    relevant = [d for d in DEFECTS if d.applies(facts(item)) and (d.needs is None or d.needs in held)]
 
     def outputs_of(backend) -> list[np.ndarray] | None:
         try:
@@ -78,14 +82,18 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
         except Exception:  # noqa: BLE001 - a model that refuses the item reproduces no output
             return None
 
-    answered = {d.name: outputs_of(d.backend) for d in relevant if _may_explain(d, differing)}
+    idle = {d.name for d in relevant if _windows_unchanged(d, model, feeds)}
+    answered = {d.name: outputs_of(d.backend) for d in relevant if d.name not in idle and _may_explain(d, differing)}
     single = [name for name, outputs in answered.items() if outputs is not None and reproduces(outputs, actual)]
     if single:
         return single
-    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant
-            if (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
+    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant if _may_explain(d, differing)
+            and (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
     if read:
         return read
+    # a model that rewrites only the windows and leaves this item's as they are changes nothing,
+    # alone or beside another
+    relevant = [d for d in relevant if d.name not in idle]
     for d in relevant:
         if d.name not in answered:
             answered[d.name] = outputs_of(d.backend)
@@ -108,25 +116,72 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     # wrong elements is left out, unless its first pools in another type (alone it may change nothing).
     if all(np.shape(got) == want.shape for got, want in zip(actual, expected)):
         pairs = [(a, b) for a, b in pairs if a.narrows or explained[a.name] + explained[b.name] > 0]
+    values = [i for i, o in enumerate(item.outputs) if not o.positions_of]
+
+    def values_given(outputs: list[np.ndarray] | None) -> bool:  # every output but Indices, as the backend's
+        return outputs is not None and bool(values) and all(
+            np.shape(actual[i]) == outputs[i].shape and _same(outputs[i], np.asarray(actual[i])).all() for i in values)
+
+    exact = {name for name, outputs in answered.items() if values_given(outputs)}
     pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
+                                            # a model that gives the values beside one that changes Indices alone
+                                            not ({pair[0].name, pair[1].name} & exact and "Indices" in (pair[0].touches, pair[1].touches)),
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
                                             not any(answered[m.name] is None and hooks(m.backend) & SHAPE_HOOKS for m in pair),
                                             -explained[pair[0].name] - explained[pair[1].name],
-                                            damage[pair[0].name] + damage[pair[1].name]))[:PAIR_LIMIT]
+                                            damage[pair[0].name] + damage[pair[1].name]))
+    # narrower types take half the pairs at most: a float64 item meets several, each beside every model
+    narrow = [pair for pair in pairs if pair[0].narrows][:PAIR_LIMIT // 2]
+    pairs = [pair for pair in pairs if pair in narrow or not pair[0].narrows][:PAIR_LIMIT]
     tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
     found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
-    values = [i for i, o in enumerate(item.outputs) if not o.positions_of]
     if found or len(values) == len(item.outputs):
         return found
     # Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the padding,
     # a sentinel seed and Indices within the plane): each pair that gives every other output exactly,
-    # with each model that changes Indices alone on top of it.
-    near = [(a, b) for a, b, outputs in tried if outputs is not None
-            and all(np.shape(actual[i]) == outputs[i].shape and _same(outputs[i], np.asarray(actual[i])).all() for i in values)]
-    return [f"{c.name}{SEPARATOR}{a.name}{SEPARATOR}{b.name}" for a, b in near[:TRIPLE_PAIRS] for c in relevant
-            if c.touches == "Indices" and c not in (a, b)
-            and (outputs := outputs_of(stacked(c.backend, stacked(a.backend, b.backend)))) is not None
-            and reproduces(outputs, actual)]
+    # with each model that changes Indices alone on top of it, or between the two (tinygrad: Indices
+    # sought by equality after its NaN fold, then within the plane).
+    near = [(a, b, outputs) for a, b, outputs in tried if outputs is not None and values_given(outputs)]
+    near.sort(key=lambda pair: -_alike(pair[2], actual))  # the pairs whose Indices are nearest the backend's first
+    found = []
+    for a, b, _ in near[:TRIPLE_PAIRS]:
+        for c in relevant:
+            if c.touches != "Indices" or c in (a, b):
+                continue
+            for order in ((c, a, b), (a, c, b)):
+                outputs = outputs_of(stacked(order[0].backend, stacked(order[1].backend, order[2].backend)))
+                if outputs is not None and reproduces(outputs, actual):
+                    found.append(SEPARATOR.join(m.name for m in order))
+    return list(dict.fromkeys(found))
+
+
+def _windows_unchanged(defect: DefectModel, model: Any, feeds: list) -> bool:
+    """Whether ``defect`` rewrites only a MaxPool's windows (its axes) and gives this item's the
+    reference's own (under the documents' default readings)."""
+    if hooks(defect.backend) != {"axes"} or not feeds:
+        return False
+    node = next((n for n in model.graph.node if n.op_type.endswith("MaxPool")), None)
+    if node is None:
+        return False
+    domain = node.domain or "ai.onnx"
+    read = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attributes = ReferenceBackend.attributes(domain, {k: v.decode() if isinstance(v, bytes) else v for k, v in read.items()})
+    shape = np.shape(feeds[0])
+    spatial = tuple(shape[1:-1] if ReferenceBackend.channels_last(domain, node.op_type) else shape[2:])
+    try:
+        return defect.backend.axes(domain, attributes, spatial) == ReferenceBackend.axes(domain, attributes, spatial)
+    except Exception:  # noqa: BLE001 - a geometry the model refuses: it is run, and refuses
+        return False
+
+
+def _holds_nan(x: np.ndarray) -> bool:
+    x = np.asarray(x)
+    return (x.dtype.kind == "f" or x.dtype.name == "bfloat16") and bool(np.isnan(x.astype(np.float64)).any())
+
+
+def _alike(outputs: list[np.ndarray], actual: Sequence[Any]) -> int:
+    """How many elements of ``outputs`` are the backend's, bit for bit (outputs of its shapes)."""
+    return sum(int(_same(out, np.asarray(got)).sum()) for out, got in zip(outputs, actual) if out.shape == np.shape(got))
 
 
 def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any],

@@ -405,7 +405,8 @@ class Cluster:
 
 def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
-    reproduce it, the one that reproduces most of its backend's records, a model of one bug before
+    reproduce it, the one that reproduces most of its backend's records (a family's models counted
+    together), a model of one bug before
     a composite one (two bugs in one kernel) that also does. A record only pairs (or
     three models) reproduce joins the line of the pair's rarer model, counted over the records
     whose diagnosis names it alone or with others (two bugs at once: the rarer is what sets the
@@ -417,18 +418,22 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     def models(name: str) -> list[str]:  # a diagnosis's models, without the readings they were found under
         return without_readings(name).split(SEPARATOR)
 
-    reach: Counter = Counter((r["backend"], name) for r in records for name in r.get("diagnosis") or [])
-    named: Counter = Counter((r["backend"], model) for r in records
-                             for model in {m for name in r.get("diagnosis") or [] for m in models(name)})
+    def kin(name: str) -> str:  # a model of a family counts with its family: one bug in several kernels
+        return (BY_NAME[name].family or name) if name in BY_NAME else name
+
+    reach: Counter = Counter((r["backend"], group) for r in records
+                             for group in {kin(name) for name in r.get("diagnosis") or []})
+    named: Counter = Counter((r["backend"], group) for r in records
+                             for group in {kin(m) for name in r.get("diagnosis") or [] for m in models(name)})
 
     def line(backend: str, names: list[str]) -> str:
         best = max(names, key=lambda n: (not any(m in BY_NAME and BY_NAME[m].composite for m in models(n)),
-                                         reach[backend, n], -names.index(n)))
+                                         reach[backend, kin(n)], -names.index(n)))
         if SEPARATOR not in best:
             return best
         parts = models(best)
         carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].narrows)]
-        return min(carried or parts, key=lambda part: (named[backend, part], parts.index(part)))
+        return min(carried or parts, key=lambda part: (named[backend, kin(part)], parts.index(part)))
 
     return {(r["backend"], r["id"]): line(r["backend"], r["diagnosis"]) for r in records if r.get("diagnosis")}
 
