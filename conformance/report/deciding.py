@@ -102,7 +102,8 @@ def split(line: list[ItemRecord], population: Iterable[ItemRecord]) -> list[tupl
 
 def _batch_or_channels_empty(record: ItemRecord) -> bool:
     """Whether the first input has no batch or no channels (the axes no window slides over)."""
-    shape = next(iter(record.get("inputs", [])), {}).get("shape", [])
+    inputs = record.get("inputs", [])
+    shape = inputs[0]["shape"] if inputs else []
     if len(shape) < 2:
         return False
     return shape[0] == 0 or (shape[-1] if record.get("domain", "").startswith("com.") else shape[1]) == 0
