@@ -87,8 +87,9 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     single = [name for name, outputs in answered.items() if outputs is not None and reproduces(outputs, actual)]
     if single:
         return single
-    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant if _may_explain(d, differing)
-            and (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
+    # (under another reading any model may explain the item: the reading changes the other output)
+    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant
+            if (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
     if read:
         return read
     # a model that rewrites only the windows and leaves this item's as they are changes nothing,

@@ -178,3 +178,17 @@ def test_nan_lost_by_comparison_is_named_beside_indices_sought_by_equality_withi
     lines = [line.signature for line in failure_clusters(failed)[backend.name]]
     assert any("NaN loses comparisons" in line for line in lines) and all(line.diagnosed for line in
                                                                          failure_clusters(failed)[backend.name]), lines
+
+
+def test_a_model_of_indices_alone_is_found_under_a_reading_that_changes_y():
+    """tinygrad: Indices within the plane, and a negative SAME total split as one of its readings
+    (Y differs from the default reading, which no model of Indices alone may explain)."""
+    from conformance.judge.defects import BY_NAME
+
+    reading = "same-pad-negative:negative-split-floor"
+    backend = MutantBackend(Mutant("read", "a reading", BY_NAME["indices_per_plane"].backend.configured(reading)))
+    items = [i for i in items_round_robin() if "same_upper_negative_total" in i.id and "y_indices" in i.id
+             and "planes2x3" in i.id][:4]
+    failed = _records(backend, items)
+    assert failed and all(f"indices_per_plane@{reading}" in r["diagnosis"] for r in failed), \
+        [(r["id"], r["diagnosis"]) for r in failed]
