@@ -136,13 +136,17 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     pairs = [pair for pair in pairs if pair in narrow or not pair[0].narrows][:PAIR_LIMIT]
     tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
     found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
-    if found or len(values) == len(item.outputs):
+    round_trip = facts(item).pools_upstream
+    if found or len(values) == len(item.outputs) and not round_trip:
         return found
     # Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the padding,
     # a sentinel seed and Indices within the plane): each pair that gives every other output exactly,
     # with each model that changes Indices alone on top of it, or between the two (tinygrad: Indices
-    # sought by equality after its NaN fold, then within the plane).
-    near = [(a, b, outputs) for a, b, outputs in tried if outputs is not None and values_given(outputs)]
+    # sought by equality after its NaN fold, then within the plane). In a round trip the upstream
+    # MaxPool's Indices only move the values: each pair that gives the output's shape (tinygrad's
+    # pads read as torch's pairs, its unpooling within the plane beside its pooling's Indices).
+    near = [(a, b, outputs) for a, b, outputs in tried if outputs is not None and (
+        all(out.shape == np.shape(got) for out, got in zip(outputs, actual)) if round_trip else values_given(outputs))]
     near.sort(key=lambda pair: -_alike(pair[2], actual))  # the pairs whose Indices are nearest the backend's first
     found = []
     for a, b, _ in near[:TRIPLE_PAIRS]:
