@@ -192,3 +192,18 @@ def test_a_model_of_indices_alone_is_found_under_a_reading_that_changes_y():
     failed = _records(backend, items)
     assert failed and all(f"indices_per_plane@{reading}" in r["diagnosis"] for r in failed), \
         [(r["id"], r["diagnosis"]) for r in failed]
+
+
+def test_a_round_trip_with_three_bugs_is_named_where_the_pooling_s_indices_carry_one():
+    """tinygrad's round trip: its pooling's Indices within the plane, its unpooling within the plane
+    and its pads read as torch's pairs (the output's shape is the pads' alone)."""
+    from conformance.judge.defects import BY_NAME, stacked
+
+    three = stacked(BY_NAME["indices_per_plane"].backend, stacked(
+        BY_NAME["unpool_summed_per_plane"].backend, BY_NAME["unpool_pads_paired_from_the_last_axis"].backend))
+    backend = MutantBackend(Mutant("three", "three bugs", three))
+    items = [i for i in items_round_robin() if i.id.startswith("MaxUnpool-11/shapes_by_rank/2d_planes-default_shape")]
+    failed = _records(backend, items)
+    parts = {"indices_per_plane", "unpool_summed_per_plane", "unpool_pads_paired_from_the_last_axis"}
+    assert failed and all(r["diagnosis"] and all(set(n.split("+")) == parts for n in r["diagnosis"]) for r in failed), \
+        [(r["id"], r["diagnosis"]) for r in failed]
