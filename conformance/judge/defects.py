@@ -92,6 +92,9 @@ class DefectModel:
     family: str | None = None
     # A value X must hold for the model to change anything ("nan"): diagnosis leaves it out elsewhere.
     needs: str | None = None
+    # The open question whose behaviour the model replaces (its answer is its own under any reading
+    # of it): diagnosis does not read it under that question's readings.
+    decides: str | None = None
 
     @property
     def composite(self) -> bool:
@@ -821,18 +824,21 @@ DEFECTS: list[DefectModel] = [
                 "a window's maximum is folded from its first element in the input, m = (m < v) ? v : m: NaN comes out "
                 "only where it is that first element", "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C "
                 "folds a window it unrolls so, max(-inf, v) over the padding folded to v)",
-                with_results(_nan_folded(None)), lambda f: f.pools and _floating(f), family="nan_lost_by_comparison", needs="nan"),
+                with_results(_nan_folded(None)), lambda f: f.pools and _floating(f), family="nan_lost_by_comparison", needs="nan",
+                decides="nan-in-window"),
     *(DefectModel(f"nan_leading_a_run_of_the_last_{count}_hides_it",
                   f"the window's last {words} folded from their first element, m = (m < v) ? v : m, and the runs "
                   "compared into a maximum from -inf: NaN never comes out, and a run that a NaN leads is lost",
                   "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C unrolls the last window axes and loops "
                   "over the others from -inf)", with_results(_nan_folded(unrolled)), lambda f: f.pools and _floating(f),
-                  family="nan_lost_by_comparison", needs="nan")
+                  family="nan_lost_by_comparison", needs="nan",
+                  decides="nan-in-window")
       for unrolled, count, words in ((1, "axis", "axis"), (2, "two_axes", "two axes"), (3, "three_axes", "three axes"))),
     *(DefectModel(f"{name}_padding_first", f"{title}, padding read as -inf in the fold (a masked load): NaN after "
                   "the padding is passed over", "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C masks the "
                   "padding's loads in some kernels)", with_results(_nan_folded(unrolled, padding_kept=True)),
-                  lambda f: f.pools and _floating(f) and _pads(f), family="nan_lost_by_comparison", needs="nan")
+                  lambda f: f.pools and _floating(f) and _pads(f), family="nan_lost_by_comparison", needs="nan",
+                  decides="nan-in-window")
       for unrolled, name, title in ((None, "nan_only_from_the_first_element", "a window's maximum is folded from its "
                                      "first position, m = (m < v) ? v : m"),
                                     (1, "nan_leading_a_run_of_the_last_axis", "the window's last axis folded from its "
@@ -841,12 +847,14 @@ DEFECTS: list[DefectModel] = [
                 "a running maximum from -inf moved only by a greater value, m = (m < v) ? v : m: NaN never comes out, "
                 "and a window of NaN only gives -inf", "tinygrad 0.14 (expectations/tinygrad.yaml: its rendered C "
                 "loops over a window it does not unroll so)", with_results(_nan_folded(0)),
-                lambda f: f.pools and _floating(f), family="nan_lost_by_comparison", needs="nan"),
+                lambda f: f.pools and _floating(f), family="nan_lost_by_comparison", needs="nan",
+                decides="nan-in-window"),
     DefectModel("index_sought_by_equality",
                 "Indices are sought after the maximum, as the first element equal to it: a maximum no element equals "
                 "(NaN) points one past its plane's last element", "tinygrad 0.14 (Tensor.max_pool2d(return_indices="
                 "True): pooled.eq(pooled.max(...)))", with_results(_index_sought_by_equality),
-                lambda f: f.pools and f.wants_indices and _floating(f), touches="Indices", family="nan_lost_by_comparison", needs="nan"),
+                lambda f: f.pools and f.wants_indices and _floating(f), touches="Indices", family="nan_lost_by_comparison",
+                needs="nan"),
     DefectModel("accumulator_starts_at_zero", "the running maximum starts at 0, as if a ReLU were fused",
                 SEEN_FUZZ, with_results(lambda y, i, x, a: (np.maximum(y, np.zeros((), y.dtype)), i)),
                 lambda f: f.pools, touches="Y"),

@@ -23,7 +23,6 @@ import itertools
 from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
-from onnx import helper
 
 from reference_backend import ReferenceBackend
 
@@ -82,14 +81,14 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
         except Exception:  # noqa: BLE001 - a model that refuses the item reproduces no output
             return None
 
-    idle = {d.name for d in relevant if _windows_unchanged(d, model, feeds)}
+    idle = {d.name for d in relevant if _windows_unchanged(d, item, feeds)}
     answered = {d.name: outputs_of(d.backend) for d in relevant if d.name not in idle and _may_explain(d, differing)}
     single = [name for name, outputs in answered.items() if outputs is not None and reproduces(outputs, actual)]
     if single:
         return single
     # (under another reading any model may explain the item: the reading changes the other output)
-    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant
-            if (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
+    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant if d.decides not in r.differing()
+            and (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
     if read:
         return read
     # a model that rewrites only the windows and leaves this item's as they are changes nothing,
@@ -160,21 +159,17 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     return list(dict.fromkeys(found))
 
 
-def _windows_unchanged(defect: DefectModel, model: Any, feeds: list) -> bool:
+def _windows_unchanged(defect: DefectModel, item: Item, feeds: list) -> bool:
     """Whether ``defect`` rewrites only a MaxPool's windows (its axes) and gives this item's the
     reference's own (under the documents' default readings)."""
-    if hooks(defect.backend) != {"axes"} or not feeds:
+    case = item.case
+    if hooks(defect.backend) != {"axes"} or not feeds or case.upstream is not None or not case.op.endswith("MaxPool"):
         return False
-    node = next((n for n in model.graph.node if n.op_type.endswith("MaxPool")), None)
-    if node is None:
-        return False
-    domain = node.domain or "ai.onnx"
-    read = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    attributes = ReferenceBackend.attributes(domain, {k: v.decode() if isinstance(v, bytes) else v for k, v in read.items()})
+    attributes = ReferenceBackend.attributes(case.domain, dict(case.attributes))
     shape = np.shape(feeds[0])
-    spatial = tuple(shape[1:-1] if ReferenceBackend.channels_last(domain, node.op_type) else shape[2:])
+    spatial = tuple(shape[1:-1] if ReferenceBackend.channels_last(case.domain, case.op) else shape[2:])
     try:
-        return defect.backend.axes(domain, attributes, spatial) == ReferenceBackend.axes(domain, attributes, spatial)
+        return defect.backend.axes(case.domain, attributes, spatial) == ReferenceBackend.axes(case.domain, attributes, spatial)
     except Exception:  # noqa: BLE001 - a geometry the model refuses: it is run, and refuses
         return False
 
