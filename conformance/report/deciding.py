@@ -100,28 +100,33 @@ def split(line: list[ItemRecord], population: Iterable[ItemRecord]) -> list[tupl
     return parts + ([(None, [r for r in line if r["id"] in left])] if left else [])
 
 
-def _batch_or_channels_empty(record: ItemRecord) -> bool:
-    """Whether the first input has no batch or no channels (the axes no window slides over)."""
+def _channels_and_spatial(record: ItemRecord) -> tuple[int, list[int]] | None:
+    """The first input's C and spatial extents (C last in the com.* NHWC domains), if it has them."""
     inputs = record.get("inputs", [])
     shape = inputs[0]["shape"] if inputs else []
     if len(shape) < 2:
-        return False
-    return shape[0] == 0 or (shape[-1] if record.get("domain", "").startswith("com.") else shape[1]) == 0
+        return None
+    channels_last = record.get("domain", "").startswith("com.")
+    return (shape[-1], shape[1:-1]) if channels_last else (shape[1], shape[2:])
+
+
+def _batch_or_channels_empty(record: ItemRecord) -> bool:
+    """Whether the first input has no batch or no channels (the axes no window slides over)."""
+    found = _channels_and_spatial(record)
+    return found is not None and (record["inputs"][0]["shape"][0] == 0 or found[0] == 0)
 
 
 def _output_is_empty_past_n(record: ItemRecord) -> bool:
     """Whether a MaxPool's Y has no element by the documents' formulas (default readings) on an
     axis past N: C of 0, or an output axis of 0, from an empty input axis or a kernel longer than
     the padded one (a batch of 0 is left out: runtimes run it as a loop of no iterations)."""
-    inputs = record.get("inputs", [])
-    if not record.get("op", "").endswith("MaxPool") or not inputs:
+    found = _channels_and_spatial(record)
+    if not record.get("op", "").endswith("MaxPool") or found is None:
         return False
-    shape, attributes = inputs[0]["shape"], record.get("attributes", {})
-    channels_last = record.get("domain", "").startswith("com.")
-    spatial = shape[1:-1] if channels_last else shape[2:]
+    channels, spatial = found
     try:
-        channels = shape[-1] if channels_last else shape[1]
-        return channels == 0 or any(a.out == 0 for a in node_axes(record.get("domain", ""), attributes, spatial))
+        return channels == 0 or any(a.out == 0 for a in node_axes(record.get("domain", ""), record.get("attributes", {}),
+                                                                 spatial))
     except (GeometryError, KeyError, TypeError, ValueError, IndexError):
         return False
 
