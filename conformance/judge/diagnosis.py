@@ -1,20 +1,23 @@
 """Diagnosis: which defect models (``defects.py``) reproduce a failed item's outputs exactly.
 
-For a failed item each model that can change its answer (``DefectModel.applies``) runs on the
-item's model and inputs; a model whose outputs equal the backend's on every output, bit for bit
+For a failed item each model that can change its answer (``DefectModel.applies``; not one that
+needs NaN in X without it, nor one that rewrites only windows the item leaves as they are) runs on
+the item's model and inputs; a model whose outputs equal the backend's on every output, bit for bit
 (Indices: any index of an equal maximum, as the judge compares them), diagnoses the item. Where
 several do, all are named; where none does, each model under another reading of the item's open
 questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
 first's built on the second's, in both orders then), those of models with no hook in common only
 where their single answers together change every element the backend got wrong; first a model
-that pools in a narrower type over each other model, then the pairs one of whose models gives the
+that pools in a narrower type over each other model (half the pairs at most), then a model that
+gives every output but Indices beside one that changes Indices alone, then the pairs one of whose models gives the
 backend's shapes (where a shape is wrong), then those with a model of the output's shape that
 refuses the item alone (a model that refuses alone is tried beside another, whose scatter may
 tolerate its shape), then those whose models alone give more of the
 elements the backend got wrong, then those whose models change the fewest elements the backend got
 right, at most ``PAIR_LIMIT`` of them; and where no pair
-reproduces the item but some give every output except Indices, those with each model that changes
-Indices alone on top. A model is never named on a likeness: only an exact reproduction counts.
+reproduces the item but some give every output except Indices (in a round trip: the output's
+shape), those with each model that changes Indices alone on top or between the two. A model is
+never named on a likeness: only an exact reproduction counts.
 """
 
 from __future__ import annotations
