@@ -10,7 +10,8 @@ The goal (issue 38): at most 10% more time for a run with 2,000 failures. The fi
 judge alone (an upper bound: a real backend's run spends more outside the judge, its process and
 session); the second times whole runs of the suite (`pytest conformance --backend=NAME -n 2`),
 alternately with diagnosis and without (this module, loaded as a pytest plugin with
-CONFORMANCE_NO_DIAGNOSIS=1, turns it off in every process).
+CONFORMANCE_NO_DIAGNOSIS=1, turns it off in every process), and the seconds the workers spent in
+diagnosis itself (the difference of two whole runs is at the mercy of the machine's load).
 """
 
 from __future__ import annotations
@@ -19,13 +20,18 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from unittest import mock
 
 from conformance.judge import verdict as verdict_module
 from conformance.judge.verdict import Outcome, evaluate
 from tests.cause_trial import combined, items, mutant
 from tests.meta.test_mutants import REGISTRY, MutantBackend
+
+
+WORKERS = 2
 
 
 def judged(backend, selected) -> tuple[float, int, int]:
@@ -38,30 +44,65 @@ def judged(backend, selected) -> tuple[float, int, int]:
     return time.perf_counter() - started, failed, diagnosed
 
 
+_SPENT = [0.0]  # seconds this process spent in diagnosis
+
+
+def _timed(function):
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _SPENT[0] += time.perf_counter() - started
+    return timed
+
+
 def pytest_configure(config) -> None:
-    """As a pytest plugin (-p tests.diagnosis_benchmark): no diagnosis where CONFORMANCE_NO_DIAGNOSIS is set."""
+    """As a pytest plugin (-p tests.diagnosis_benchmark): no diagnosis where CONFORMANCE_NO_DIAGNOSIS
+    is set; where CONFORMANCE_DIAGNOSIS_SECONDS names a file, each process adds to it the seconds
+    it spent diagnosing."""
     if os.environ.get("CONFORMANCE_NO_DIAGNOSIS"):
         verdict_module.diagnose = lambda *a, **k: []
         verdict_module.differences_lie = lambda *a, **k: None
+    elif os.environ.get("CONFORMANCE_DIAGNOSIS_SECONDS"):
+        verdict_module.diagnose = _timed(verdict_module.diagnose)
+        verdict_module.differences_lie = _timed(verdict_module.differences_lie)
+
+
+def pytest_unconfigure(config) -> None:
+    if _SPENT[0] and os.environ.get("CONFORMANCE_DIAGNOSIS_SECONDS"):
+        with open(os.environ["CONFORMANCE_DIAGNOSIS_SECONDS"], "a", encoding="utf-8") as spent:
+            spent.write(f"{_SPENT[0]}\n")
 
 
 def whole_runs(backend: str, rounds: int) -> None:
-    command = [sys.executable, "-m", "pytest", "conformance", f"--backend={backend}", "-n", "2", "-q",
+    command = [sys.executable, "-m", "pytest", "conformance", f"--backend={backend}", "-n", str(WORKERS), "-q",
                "-p", "tests.diagnosis_benchmark", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     times: dict[bool, list[float]] = {True: [], False: []}
+    spent: list[float] = []  # per run with diagnosis: the seconds its workers spent in it, together
     # untimed: the first run after a change computes every item's oracle again (pytest's cache)
     subprocess.run(command, capture_output=True, text=True, check=False)
-    for _ in range(rounds):
-        for diagnosing in (False, True):
-            env = {**os.environ, **({} if diagnosing else {"CONFORMANCE_NO_DIAGNOSIS": "1"})}
-            started = time.perf_counter()
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-            times[diagnosing].append(time.perf_counter() - started)
-            print(f"{'with' if diagnosing else 'without':8} {times[diagnosing][-1]:6.1f} s  "
-                  f"{(done.stdout.strip().splitlines() or [''])[-1]}", flush=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_ in range(rounds):
+            for diagnosing in (False, True):
+                seconds = Path(scratch, f"{round_}.txt")
+                env = {**os.environ, **({"CONFORMANCE_DIAGNOSIS_SECONDS": str(seconds)} if diagnosing
+                                        else {"CONFORMANCE_NO_DIAGNOSIS": "1"})}
+                started = time.perf_counter()
+                done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+                times[diagnosing].append(time.perf_counter() - started)
+                if diagnosing:
+                    spent.append(sum(float(line) for line in seconds.read_text().split()) if seconds.exists() else 0.0)
+                print(f"{'with' if diagnosing else 'without':8} {times[diagnosing][-1]:6.1f} s  "
+                      f"{(done.stdout.strip().splitlines() or [''])[-1]}", flush=True)
     best = {k: min(v) for k, v in times.items()}
     print(f"{backend}: best of {rounds}: {best[False]:.1f} s without diagnosis, {best[True]:.1f} s with "
           f"(+{100 * (best[True] / best[False] - 1):.1f}%)")
+    # The difference of two whole runs moves with the machine's load (two identical runs differ by
+    # up to a fifth here); the time spent in diagnosis itself, shared by the 2 workers, does not.
+    own = min(spent) / WORKERS
+    print(f"{backend}: diagnosis itself: {min(spent):.1f} s in all, {own:.1f} s per worker "
+          f"(+{100 * own / best[False]:.1f}% of the run without it)")
 
 
 def main() -> None:

@@ -32,12 +32,12 @@ def base(cls: type[ReferenceBackend], hook: str) -> Callable:
     below = getattr(cls, "_below", {}).get(hook)
     if below is not None:
         return getattr(below, hook).__func__.__get__(below)
-    return getattr(ReferenceBackend, hook).__func__.__get__(cls)
+    return getattr(SharedReference, hook).__func__.__get__(cls)
 
 
 def hooks(model: type[ReferenceBackend]) -> set[str]:
     """The reference's hooks that ``model`` replaces (a pair of models: both's)."""
-    return {name for cls in model.__mro__ if cls not in ReferenceBackend.__mro__
+    return {name for cls in model.__mro__ if cls not in SharedReference.__mro__
             for name, value in vars(cls).items() if isinstance(value, classmethod) and not name.startswith("_")}
 
 
@@ -111,7 +111,7 @@ class DefectModel:
 
 def variant(**hooks: Callable) -> type[ReferenceBackend]:
     """The reference backend with some hooks replaced (each a function of cls and the hook's arguments)."""
-    return type("Defect", (ReferenceBackend,), {name: classmethod(hook) for name, hook in hooks.items()})
+    return type("Defect", (SharedReference,), {name: classmethod(hook) for name, hook in hooks.items()})
 
 
 def geometry(change: Callable[[dict], dict]) -> type[ReferenceBackend]:
@@ -143,9 +143,10 @@ def axes_from(sizes: Callable) -> type[ReferenceBackend]:
 
 
 # While one item is diagnosed: the reference's pooling of an input, by the input's bytes, the axes
-# and the readings. Most models start from it (they rewrite its results), and each would compute it
-# again; the change functions make new arrays, never writing into the ones they are given.
-_REFERENCE_POOLS: dict[tuple, tuple[np.ndarray, np.ndarray]] | None = None  # and the folds of _nan_folded
+# and the readings. Every model pools through it (most rewrite its results; one that rewrites the
+# windows pools other axes, which a pair with it meets again), and each would compute it again; the
+# change functions make new arrays, never writing into the ones they are given.
+_REFERENCE_POOLS: dict[tuple, Any] | None = None  # and the folds of _nan_folded, the first-equal searches
 
 
 @contextlib.contextmanager
@@ -158,22 +159,27 @@ def reference_pools_shared() -> Iterator[None]:
         _REFERENCE_POOLS = None
 
 
+class SharedReference(ReferenceBackend):
+    """The reference under every model, its pooling computed once per input, axes and readings while
+    one item is diagnosed (not a hook a model replaces: ``hooks`` leaves it out)."""
+
+    @classmethod
+    def pool(cls, x: np.ndarray, axes: tuple[Axis, ...], storage_order: int = 0,
+             with_indices: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        if _REFERENCE_POOLS is None:
+            return super().pool(x, axes, storage_order, with_indices)
+        key = ("pool", str(cls.readings), x.dtype.str, x.shape, x.tobytes(), tuple(axes), storage_order, with_indices)
+        if key not in _REFERENCE_POOLS:
+            _REFERENCE_POOLS[key] = super().pool(x, axes, storage_order, with_indices)
+        return _REFERENCE_POOLS[key]
+
+
 def pooled(change: Callable) -> type[ReferenceBackend]:
     """Rewrite the pooling: change(x, axes, storage_order, pool) -> (y, indices), indices always
-    computed; ``pool(x, axes, storage_order)`` is the reference's."""
+    computed; ``pool(x, axes, storage_order)`` is the reference's (in a pair, the other model's)."""
     def pool(cls, x, axes, storage_order=0, with_indices=True):
         below = base(cls, "pool")
-
-        def reference(x, axes, storage_order=0):
-            if _REFERENCE_POOLS is None:
-                return below(x, axes, storage_order, True)
-            # in a pair, the other model's pooling (the class stays alive in the key while it is used)
-            key = (getattr(cls, "_below", {}).get("pool"), str(cls.readings), x.dtype.str, x.shape, x.tobytes(),
-                   tuple(axes), storage_order)
-            if key not in _REFERENCE_POOLS:
-                _REFERENCE_POOLS[key] = below(x, axes, storage_order, True)
-            return _REFERENCE_POOLS[key]
-        return change(x, axes, storage_order, reference)
+        return change(x, axes, storage_order, lambda x, axes, storage_order=0: below(x, axes, storage_order, True))
     return variant(pool=pool)
 
 

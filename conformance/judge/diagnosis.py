@@ -76,7 +76,8 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
               readings: Sequence[Readings], differing: Collection[str], expected: Sequence[np.ndarray]) -> list[str]:
     feeds = [inputs[i.name] for i in model.graph.input]
     held = {"nan"} if feeds and _holds_nan(feeds[0]) else set()
-    relevant = [d for d in DEFECTS if d.applies(facts(item)) and (d.needs is None or d.needs in held)]
+    known = facts(item)
+    relevant = [d for d in DEFECTS if d.applies(known) and (d.needs is None or d.needs in held)]
 
     def outputs_of(backend) -> list[np.ndarray] | None:
         try:
@@ -91,6 +92,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
         return single
     # (under another reading any model may explain the item: the reading changes the other output)
     read = [f"{d.name}{AT}{r}" for r in readings for d in relevant if d.decides not in r.differing()
+            and not _windows_unchanged(d, item, feeds, str(r))
             and (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
     if read:
         return read
@@ -103,8 +105,9 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     # Models that replace the same hook compose (the first's built on the second's, in both orders):
     # their pair is not the sum of their single answers, so it is tried whenever both answer. Others
     # are tried where each changes some element the backend got wrong and together all of them.
+    replaced = {d.name: hooks(d.backend) for d in relevant}
     pairs = [(a, b) for a, b in itertools.permutations(relevant, 2)
-             if (answered[a.name] is not None and answered[b.name] is not None if hooks(a.backend) & hooks(b.backend)
+             if (answered[a.name] is not None and answered[b.name] is not None if replaced[a.name] & replaced[b.name]
                  else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
     # First a narrower type over another bug (each item has at most a few of those), then the pairs
     # one of whose models gives the backend's shapes (where the shapes are wrong), then those with a
@@ -130,7 +133,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
                                             # a model that gives the values beside one that changes Indices alone
                                             not ({pair[0].name, pair[1].name} & exact and "Indices" in (pair[0].touches, pair[1].touches)),
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
-                                            not any(answered[m.name] is None and hooks(m.backend) & SHAPE_HOOKS for m in pair),
+                                            not any(answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS for m in pair),
                                             -explained[pair[0].name] - explained[pair[1].name],
                                             damage[pair[0].name] + damage[pair[1].name]))
     # narrower types take half the pairs at most: a float64 item meets several, each beside every model
@@ -138,7 +141,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     pairs = [pair for pair in pairs if pair in narrow or not pair[0].narrows][:PAIR_LIMIT]
     tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
     found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
-    round_trip = facts(item).pools_upstream
+    round_trip = known.pools_upstream
     if found or len(values) == len(item.outputs) and not round_trip:
         return found
     # Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the padding,
@@ -162,9 +165,9 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     return list(dict.fromkeys(found))
 
 
-def _windows_unchanged(defect: DefectModel, item: Item, feeds: list) -> bool:
+def _windows_unchanged(defect: DefectModel, item: Item, feeds: list, readings: str = "") -> bool:
     """Whether ``defect`` rewrites only a MaxPool's windows (its axes) and gives this item's the
-    reference's own (under the documents' default readings)."""
+    reference's own (under the documents' default readings, or ``readings``)."""
     case = item.case
     if hooks(defect.backend) != {"axes"} or not feeds or case.upstream is not None or not case.op.endswith("MaxPool"):
         return False
@@ -172,7 +175,8 @@ def _windows_unchanged(defect: DefectModel, item: Item, feeds: list) -> bool:
     shape = np.shape(feeds[0])
     spatial = tuple(shape[1:-1] if ReferenceBackend.channels_last(case.domain, case.op) else shape[2:])
     try:
-        return defect.backend.axes(case.domain, attributes, spatial) == ReferenceBackend.axes(case.domain, attributes, spatial)
+        return (defect.backend.configured(readings).axes(case.domain, attributes, spatial)
+                == ReferenceBackend.configured(readings).axes(case.domain, attributes, spatial))
     except Exception:  # noqa: BLE001 - a geometry the model refuses: it is run, and refuses
         return False
 
