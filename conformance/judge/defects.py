@@ -391,6 +391,100 @@ def _nan_resets_maximum(y, indices, x, axes):
     return np.where(started, running, y.astype(np.float64)).astype(x.dtype), indices
 
 
+def _maxps(kept: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """x86's maxps(kept, value): ``kept`` where it is greater, else ``value`` (NaN on either side,
+    and -0.0 against +0.0, give ``value``)."""
+    return np.where(kept > value, kept, value)
+
+
+def _std_max(kept: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """C++'s std::max(kept, value): ``value`` where ``kept`` is less, else ``kept`` (NaN never enters)."""
+    return np.where(kept < value, value, kept)
+
+
+def _as_mlas_pools(y, indices, x, axes):
+    """MLAS's float pooling (ONNX Runtime's MaxPool without Indices), kernel by kernel as it picks
+    them, each seeded at the lowest finite value:
+    - a window that is the whole input (stride 1, no pads): four lanes down the flattened plane with
+      maxps, the lanes then paired with maxps, the last elements (the plane's size modulo 4) with
+      std::max;
+    - rank 2 or 3 with the last stride at most 2 and kernels of at most 32: first down each column of
+      the window (the other axes, padding left out; rank 3 seeded, rank 2 from its first row), with
+      maxps, with std::max in the last columns (the row's width modulo 4); then along the row of
+      those columns, padding read as the seed, with maxps;
+    - otherwise: std::max over the window in row-major order.
+    maxps keeps the running value only where it is greater, so the element compared after a NaN
+    replaces it and a NaN compared last stays; std::max passes NaN over. Only the windows holding
+    NaN take these answers (the seed's own effect on -inf is accumulator_starts_at_lowest_finite's,
+    the order of signed zeros an open question's)."""
+    if not (np.issubdtype(x.dtype, np.floating) or x.dtype == ml_dtypes.bfloat16) or any(a.dilation != 1 for a in axes):
+        return y, indices
+    planes = x.astype(np.float64)
+    holds_nan = _reduced(np.isnan(planes).astype(np.float64), axes, y.shape, np.maximum, 0.0) > 0
+    if not holds_nan.any():
+        return y, indices
+    # MLAS pools float32 alone: a narrower type is pooled in float32, and a seed kept comes back as -inf
+    lowest = float(_finfo(np.float32 if x.dtype.itemsize < 4 else x.dtype).min)
+    last = axes[-1]
+    if all(a.kernel == a.size and a.stride == 1 and a.pad_begin == a.pad_end == 0 for a in axes):
+        pooled = _mlas_global(planes.reshape(planes.shape[:2] + (-1,)), lowest).reshape(y.shape)
+    elif 2 <= len(axes) <= 3 and last.stride <= 2 and all(a.kernel <= 32 for a in axes) \
+            and last.pad_begin + last.pad_end + last.size <= 2045:
+        pooled = _mlas_rows_of_columns(planes, axes, lowest)
+    else:
+        pooled = _reduced(planes, axes, y.shape, lambda kept, value: _std_max(kept, value), lowest)
+    with np.errstate(over="ignore"):
+        return np.where(holds_nan, pooled, y.astype(np.float64)).astype(x.dtype), indices
+
+
+def _mlas_global(flat: np.ndarray, lowest: float) -> np.ndarray:
+    lanes = np.full(flat.shape[:-1] + (4,), lowest)
+    whole = flat.shape[-1] // 4 * 4
+    for start in range(0, whole, 4):
+        lanes = _maxps(lanes, flat[..., start:start + 4])
+    result = _maxps(_maxps(lanes[..., 0], lanes[..., 2]), _maxps(lanes[..., 1], lanes[..., 3]))
+    for at in range(whole, flat.shape[-1]):
+        result = _std_max(result, flat[..., at])
+    return result
+
+
+def _reduced(planes: np.ndarray, axes, shape: tuple, combine: Callable, seed: float | None) -> np.ndarray:
+    """Each window's elements in row-major order, padding left out, folded with ``combine`` from
+    ``seed`` (None: from the window's first element, -inf where it holds none)."""
+    outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
+    running = np.full(shape, -np.inf if seed is None else seed)
+    started = np.zeros(shape, bool)
+    for tap in itertools.product(*(range(a.kernel) for a in axes)):
+        at = [o * a.stride - a.pad_begin + j for o, a, j in zip(outs, axes, tap)]
+        inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
+        v = planes[(...,) + tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))]
+        first = inside & ~started if seed is None else np.zeros_like(inside)
+        running = np.where(first, v, np.where(inside, combine(running, v), running))
+        started |= inside
+    return running
+
+
+def _mlas_rows_of_columns(planes: np.ndarray, axes, lowest: float) -> np.ndarray:
+    lead, last = axes[:-1], axes[-1]
+    width = last.size
+    # the columns a vector covers; the last (the width modulo 4), one at a time
+    vector = (np.arange(width) < width // 4 * 4).reshape((width,) + (1,) * len(lead))
+    # down each column: every output position of the other axes, at every input column (the last
+    # axis moved before them, kept whole)
+    columns = _reduced(np.moveaxis(planes, -1, 2), lead, planes.shape[:2] + (width,) + tuple(a.out for a in lead),
+                       lambda kept, value: np.where(vector, _maxps(kept, value), _std_max(kept, value)),
+                       lowest if len(axes) == 3 else None)
+    columns = np.moveaxis(columns, 2, -1)
+    length = max((last.out - 1) * last.stride + last.kernel, last.pad_begin + width)
+    row = np.full(columns.shape[:-1] + (length,), lowest)
+    row[..., last.pad_begin:last.pad_begin + width] = columns
+    starts = np.arange(last.out) * last.stride
+    result = row[..., starts]
+    for k in range(1, last.kernel):
+        result = _maxps(result, row[..., starts + k])
+    return result
+
+
 def _nan_folded(unrolled: int | None, padding_kept: bool = False) -> Callable:
     """A maximum taken by comparison, ``m = (m < v) ? v : m``, as a compiler lays out its loops:
     the window's last ``unrolled`` axes (all where None) folded from their first element in the
@@ -823,6 +917,13 @@ DEFECTS: list[DefectModel] = [
                 "nan_resets_maximum: MLAS seeds with the lowest finite float) and OpenVINO's CPU plugin "
                 "(expectations/openvino.yaml, nan-windows)", pooled(_nan_never_selected), lambda f: f.pools and _floating(f),
                 needs="nan"),
+    DefectModel("nan_compared_as_mlas_pools",
+                "NaN is replaced by the element compared after it (x86 maxps) and passed over by the scalar edges, "
+                "in a maximum taken down each column of the window, then along the row (MLAS's vector pooling)",
+                "ONNX Runtime's float32 MaxPool without Indices on 2-D and 3-D inputs (expectations/ort.yaml, "
+                "nan-resets-running-maximum; onnxruntime/core/mlas/lib/pooling.cpp, MlasPool3DVectorKernel)",
+                with_results(_as_mlas_pools), lambda f: f.pools and _floating(f), touches="Y", needs="nan",
+                decides="nan-in-window"),
     DefectModel("nan_resets_running_maximum", "the element after a NaN replaces the running maximum (x86 maxps(maximum, x))",
                 "x86 SIMD max kernels (maxps returns its second operand on NaN)", with_results(_nan_resets_maximum),
                 lambda f: f.pools and _floating(f), touches="Y"),  # maxps also picks between -0.0 and 0.0

@@ -129,9 +129,17 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
             np.shape(actual[i]) == outputs[i].shape and _same(outputs[i], np.asarray(actual[i])).all() for i in values)
 
     exact = {name for name, outputs in answered.items() if values_given(outputs)}
+
+    def scatter_beside_refused_shape(pair) -> bool:
+        """A model of the output's shape whose scatter the reference refuses (indices past its end),
+        beside a model of another scatter, which may take them (tinygrad's one-hot drops them)."""
+        refusing = [m for m in pair if answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS]
+        return bool(refusing) and any("unpool" in replaced[m.name] for m in pair if m not in refusing)
+
     pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
                                             # a model that gives the values beside one that changes Indices alone
                                             not ({pair[0].name, pair[1].name} & exact and "Indices" in (pair[0].touches, pair[1].touches)),
+                                            not scatter_beside_refused_shape(pair),
                                             -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
                                             not any(answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS for m in pair),
                                             -explained[pair[0].name] - explained[pair[1].name],

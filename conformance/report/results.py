@@ -405,7 +405,9 @@ class Cluster:
 
 def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
-    reproduce it, the one that reproduces most of its backend's records (a family's models counted
+    reproduce it, the one that reproduces most of its backend's records of its own operator and
+    version (a runtime picks its kernel per node: ort-js runs MaxPool-1 on its CPU provider and
+    MaxPool-8 on WebGPU), then most of all its records (a family's models counted
     together), a model of one bug before
     a composite one (two bugs in one kernel) that also does. A record only pairs (or
     three models) reproduce joins the line of the pair's rarer model, counted over the records
@@ -421,21 +423,27 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     def kin(name: str) -> str:  # a model of a family counts with its family: one bug in several kernels
         return (BY_NAME[name].family or name) if name in BY_NAME else name
 
+    def node(r: Record) -> tuple:  # the kernel a runtime registers: per operator and version
+        return r.get("domain"), r.get("op"), r.get("version")
+
     reach: Counter = Counter((r["backend"], group) for r in records
                              for group in {kin(name) for name in r.get("diagnosis") or []})
+    reach_at: Counter = Counter((r["backend"], node(r), group) for r in records
+                                for group in {kin(name) for name in r.get("diagnosis") or []})
     named: Counter = Counter((r["backend"], group) for r in records
                              for group in {kin(m) for name in r.get("diagnosis") or [] for m in models(name)})
 
-    def line(backend: str, names: list[str]) -> str:
+    def line(r: Record) -> str:
+        backend, names = r["backend"], r["diagnosis"]
         best = max(names, key=lambda n: (not any(m in BY_NAME and BY_NAME[m].composite for m in models(n)),
-                                         reach[backend, kin(n)], -names.index(n)))
+                                         reach_at[backend, node(r), kin(n)], reach[backend, kin(n)], -names.index(n)))
         if SEPARATOR not in best:
             return best
         parts = models(best)
         carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].narrows)]
         return min(carried or parts, key=lambda part: (named[backend, kin(part)], parts.index(part)))
 
-    return {(r["backend"], r["id"]): line(r["backend"], r["diagnosis"]) for r in records if r.get("diagnosis")}
+    return {(r["backend"], r["id"]): line(r) for r in records if r.get("diagnosis")}
 
 
 def without_readings(name: str) -> str:

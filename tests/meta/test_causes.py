@@ -128,6 +128,21 @@ def test_a_model_found_under_a_reading_joins_the_model_s_line():
     assert "1 of its items under a reading of an open question" in line.signature
 
 
+def test_an_item_two_models_reproduce_joins_the_line_its_operator_version_s_items_are_on():
+    """ort-js[ep=webgpu]: MaxPool-1 runs on the CPU provider (MLAS), MaxPool-8 on WebGPU; a 1-D item
+    of MaxPool-1 that both kernels' models reproduce joins MLAS's line, though WebGPU's has more."""
+    def record(version: int, n: int, diagnosis: list[str]) -> dict:
+        return dict(_record("Y: 1 of 3 differ", "Y: 1 of 3 differ", [], diagnosis=diagnosis), version=version,
+                    id=f"MaxPool-{version}/x{n}[float32]")
+
+    records = [record(8, n, ["nan_never_selected_seed_kept"]) for n in range(5)]
+    records += [record(1, n, ["nan_compared_as_mlas_pools"]) for n in range(2)]
+    records.append(record(1, 9, ["nan_never_selected_seed_kept", "nan_compared_as_mlas_pools"]))
+    lines = {line.signature.rsplit("(", 1)[-1].split(")")[0]: {r["id"] for r in line.records}
+             for line in failure_clusters(records)["b"]}
+    assert "MaxPool-1/x9[float32]" in lines["nan_compared_as_mlas_pools"], lines
+
+
 def test_c_integer_type_names_in_a_refusal_are_element_types():
     int8, uint8 = ({"id": f"MaxPool-12/x[{t}]", "op": "MaxPool", "backend": "b", "outcome": "error",
                     "message": f"RuntimeError: value cannot be converted to type {t}_t without overflow"} for t in ("int8", "uint8"))
