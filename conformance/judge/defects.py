@@ -376,18 +376,8 @@ def _nan_resets_maximum(y, indices, x, axes):
     maxps returns its second operand when either is NaN, so the element after a NaN replaces it."""
     if not np.issubdtype(x.dtype, np.floating) and x.dtype != ml_dtypes.bfloat16:
         return y, indices
-    taps = itertools.product(*(range(a.kernel) for a in axes))
-    outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
-    running = np.full(y.shape, np.nan)
-    started = np.zeros(y.shape, bool)
-    planes = x.astype(np.float64)
-    for tap in taps:
-        at = [o * a.stride - a.pad_begin + j * a.dilation for o, a, j in zip(outs, axes, tap)]
-        inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
-        v = planes[(...,) + tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))]
-        moved = np.where(np.isnan(running) | np.isnan(v), v, np.maximum(running, v))
-        running = np.where(inside & started, moved, np.where(inside & ~started, v, running))
-        started |= inside
+    running, started = _reduced(x.astype(np.float64), axes, y.shape,
+                                lambda kept, v: np.where(np.isnan(kept) | np.isnan(v), v, np.maximum(kept, v)), None)
     return np.where(started, running, y.astype(np.float64)).astype(x.dtype), indices
 
 
@@ -420,7 +410,7 @@ def _as_mlas_pools(y, indices, x, axes):
     if not (np.issubdtype(x.dtype, np.floating) or x.dtype == ml_dtypes.bfloat16) or any(a.dilation != 1 for a in axes):
         return y, indices
     planes = x.astype(np.float64)
-    holds_nan = _reduced(np.isnan(planes).astype(np.float64), axes, y.shape, np.maximum, 0.0) > 0
+    holds_nan = _reduced(np.isnan(planes).astype(np.float64), axes, y.shape, np.maximum, 0.0)[0] > 0
     if not holds_nan.any():
         return y, indices
     # MLAS pools float32 alone: a narrower type is pooled in float32, and a seed kept comes back as -inf
@@ -432,7 +422,7 @@ def _as_mlas_pools(y, indices, x, axes):
             and last.pad_begin + last.pad_end + last.size <= 2045:
         pooled = _mlas_rows_of_columns(planes, axes, lowest)
     else:
-        pooled = _reduced(planes, axes, y.shape, lambda kept, value: _std_max(kept, value), lowest)
+        pooled = _reduced(planes, axes, y.shape, _std_max, lowest)[0]
     with np.errstate(over="ignore"):
         return np.where(holds_nan, pooled, y.astype(np.float64)).astype(x.dtype), indices
 
@@ -448,20 +438,22 @@ def _mlas_global(flat: np.ndarray, lowest: float) -> np.ndarray:
     return result
 
 
-def _reduced(planes: np.ndarray, axes, shape: tuple, combine: Callable, seed: float | None) -> np.ndarray:
+def _reduced(planes: np.ndarray, axes, shape: tuple, combine: Callable,
+             seed: float | None) -> tuple[np.ndarray, np.ndarray]:
     """Each window's elements in row-major order, padding left out, folded with ``combine`` from
-    ``seed`` (None: from the window's first element, -inf where it holds none)."""
+    ``seed`` (None: from the window's first element, -inf where it holds none); and whether each
+    window holds an element."""
     outs = np.meshgrid(*[np.arange(a.out) for a in axes], indexing="ij")
     running = np.full(shape, -np.inf if seed is None else seed)
     started = np.zeros(shape, bool)
     for tap in itertools.product(*(range(a.kernel) for a in axes)):
-        at = [o * a.stride - a.pad_begin + j for o, a, j in zip(outs, axes, tap)]
+        at = [o * a.stride - a.pad_begin + j * a.dilation for o, a, j in zip(outs, axes, tap)]
         inside = np.logical_and.reduce([(p >= 0) & (p < a.size) for p, a in zip(at, axes)])
         v = planes[(...,) + tuple(np.clip(p, 0, a.size - 1) for p, a in zip(at, axes))]
         first = inside & ~started if seed is None else np.zeros_like(inside)
         running = np.where(first, v, np.where(inside, combine(running, v), running))
-        started |= inside
-    return running
+        started = started | inside
+    return running, started
 
 
 def _mlas_rows_of_columns(planes: np.ndarray, axes, lowest: float) -> np.ndarray:
@@ -473,7 +465,7 @@ def _mlas_rows_of_columns(planes: np.ndarray, axes, lowest: float) -> np.ndarray
     # axis moved before them, kept whole)
     columns = _reduced(np.moveaxis(planes, -1, 2), lead, planes.shape[:2] + (width,) + tuple(a.out for a in lead),
                        lambda kept, value: np.where(vector, _maxps(kept, value), _std_max(kept, value)),
-                       lowest if len(axes) == 3 else None)
+                       lowest if len(axes) == 3 else None)[0]
     columns = np.moveaxis(columns, 2, -1)
     length = max((last.out - 1) * last.stride + last.kernel, last.pad_begin + width)
     row = np.full(columns.shape[:-1] + (length,), lowest)
