@@ -910,8 +910,9 @@ DEFECTS: list[DefectModel] = [
                 "(expectations/openvino.yaml, nan-windows)", pooled(_nan_never_selected), lambda f: f.pools and _floating(f),
                 needs="nan"),
     DefectModel("nan_compared_as_mlas_pools",
-                "NaN is replaced by the element compared after it (x86 maxps) and passed over by the scalar edges, "
-                "in a maximum taken down each column of the window, then along the row (MLAS's vector pooling)",
+                "NaN as MLAS pools it: replaced by the element compared after it (x86 maxps) in the vector kernels, "
+                "which take each column of the window, then the row; passed over (std::max) at their scalar edges "
+                "and in the generic kernel",
                 "ONNX Runtime's float32 MaxPool without Indices on 2-D and 3-D inputs (expectations/ort.yaml, "
                 "nan-resets-running-maximum; onnxruntime/core/mlas/lib/pooling.cpp, MlasPool3DVectorKernel)",
                 with_results(_as_mlas_pools), lambda f: f.pools and _floating(f), touches="Y", needs="nan",
