@@ -85,6 +85,23 @@ def test_a_must_reject_case_expands_at_the_versions_it_names_even_where_illegal(
         onnx.checker.check_model(items[0].model, full_check=True)
 
 
+def test_a_must_reject_item_says_where_it_lies_outside_its_version_s_signature():
+    """Names and types a version lacks, a required attribute missing, an attribute of the wrong kind:
+    what a schema check refuses. A rule on values (pads from 0, a known attribute's value) is none."""
+    breaches = {item.id: item.breach for item in bundled_items() if item.case.reject}
+    assert breaches["MaxPool-8/ceil_mode_before_10[float32]"] == "MaxPool-8 has no attribute ceil_mode"
+    assert breaches["MaxPool-12/integer_types_never[int32]"] == "MaxPool-12 does not accept int32 for T"
+    assert breaches["MaxUnpool-11/output_shape_not_int64[float32]"] == "MaxUnpool-11 does not accept float32 for T2"
+    assert breaches["MaxPool-12/missing_kernel_shape[float32]"] == "MaxPool-12 requires attribute kernel_shape"
+    assert breaches["MaxPool-12/kernel_shape_of_the_wrong_type/float[float32]"] == (
+        "MaxPool-12's kernel_shape is ints, not float")
+    assert breaches["MaxPool-1/indices_at_1[float32]"] == "MaxPool-1 has no output Indices"
+    for value_rule in ("MaxPool-12/negative_pads[float32]", "MaxPool-12/storage_order_out_of_range[float32]",
+                       "org.openvinotoolkit.MaxPool-8/unknown_index_element_type[float32]"):
+        assert breaches[value_rule] is None
+    assert all(item.breach is None for item in bundled_items() if not item.case.reject)
+
+
 def test_every_bundled_model_passes_the_checker_with_its_minimal_ir_version():
     items = bundled_items()
     assert len(items) > 90

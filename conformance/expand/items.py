@@ -68,6 +68,10 @@ class Item:
     outputs: tuple[ItemOutput, ...]
     upstream: OpVersion | None = None
     layout: str = "channels_first"
+    # A must-reject model outside its version's signature (an attribute, port or element type the
+    # version lacks, a required one missing, an attribute of the wrong kind): what a check against
+    # the operator's schema refuses, whatever the values. None where only values break the rule.
+    breach: str | None = None
 
     @property
     def version(self) -> int:
@@ -207,7 +211,8 @@ def _item(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: s
     outputs = _item_outputs(case, signature, binding, layout)
     dtype_label = inputs[0].dtype.name
     item_id = f"{qualified_op(case.domain, case.op)}-{signature.version}/{case.name}[{dtype_label}]"
-    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream, layout)
+    breach = _breach(case, signature, inputs, {i.name for i in case.inputs} | fed, binding) if case.reject else None
+    return Item(item_id, case, signature, dtype_label, tuple(inputs), tuple(outputs), upstream, layout, breach)
 
 
 def _bind_upstream(case: Case, signature: OpVersion, upstream: OpVersion | None, sweep: str | None,
@@ -302,6 +307,31 @@ def _why_not(case: Case, where: tuple, signature: OpVersion, attributes: dict, p
     for name in signature.required:
         if name not in attributes:
             raise case.error(where + ("attributes",), f"{label} requires attribute {name}")
+    return None
+
+
+def _breach(case: Case, signature: OpVersion, inputs: list[ItemInput], provided: set[str],
+            binding: dict[str, str]) -> str | None:
+    """Where a must-reject node breaks its version's signature, what: the first attribute, output,
+    element type, required input or attribute, or attribute kind that the signature does not allow."""
+    label = f"{signature.op}-{signature.version}"
+    for item_input in inputs:  # each on its own: two inputs of one type variable may differ here
+        port = signature.port(item_input.name)
+        if port is not None and item_input.dtype.name not in signature.allowed(port):
+            return f"{label} does not accept {item_input.dtype.name} for {port.type}"
+    for name in signature.required:
+        if name not in case.attributes:
+            return f"{label} requires attribute {name}"
+    missing = [port.name for port in signature.inputs if not port.optional and port.name not in provided]
+    if missing:
+        return f"{label} requires input {missing[0]}"
+    reason = _why_not(case, (), signature, case.attributes, provided, [o.name for o in case.outputs], binding)
+    if reason:
+        return reason
+    for name, value in case.attributes.items():
+        kind = ATTRIBUTE_KIND.get(helper.make_attribute(name, value).type)
+        if kind != signature.attributes[name]:
+            return f"{label}'s {name} is {signature.attributes[name]}, not {kind}"
     return None
 
 

@@ -36,6 +36,8 @@ class ItemRecord(TypedDict, total=False):
     attributes: dict[str, Any]
     inputs: list[InputRecord]
     expected: str  # literal, derived or reject
+    rule: str  # a must-reject item's: the documents' sentence it breaks (document and line), else its reason
+    breach: str  # a must-reject item's, where it lies outside its version's signature: how
     ambiguity: list[str]
     erratum: str | None
     path: list[str]
@@ -100,7 +102,7 @@ class RunDocument(TypedDict, total=False):
 def item_record(item: Item, case_dir: Path) -> ItemRecord:
     """What is known of an item before it runs."""
     case = item.case
-    return {
+    record: ItemRecord = {
         "id": item.id,
         "case": case.name,
         "file": case.file.relative_to(case_dir.parent).as_posix(),
@@ -116,6 +118,12 @@ def item_record(item: Item, case_dir: Path) -> ItemRecord:
         "erratum": case.erratum["reason"] if case.erratum else None,
         "path": [] if item.inputs[0].spec.shape is None else question_columns(item),
     }
+    if case.reject:  # one rule may be broken by several cases, each in its own words
+        where = case.provenance
+        record["rule"] = f"{where['document']} line {where['line']}" if where.get("line") else case.reject
+        if item.breach:
+            record["breach"] = item.breach
+    return record
 
 
 def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:

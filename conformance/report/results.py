@@ -488,6 +488,7 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
             grouped[backend, renamed] = grouped.pop((backend, signature))
     _split_by_deciding_attributes(grouped, items)
     _merge_refusals_by_deciding_attributes(grouped, items)
+    _split_checked_domains_by_rule(grouped)
     clusters: dict[str, list[Cluster]] = defaultdict(list)
     for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
@@ -512,6 +513,26 @@ def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], 
             del grouped[backend, signature]
             for predicate, part in parts:
                 grouped[backend, f"{signature} where {predicate}" if predicate else signature] = part
+
+
+def _split_checked_domains_by_rule(grouped: dict[tuple[str, str], list[Record]]) -> None:
+    """A line of invalid models a backend ran, split by the rule each breaks, where none of them lies
+    outside its version's signature. A runtime that runs a model its operator's schema excludes (an
+    attribute or element type the version lacks, an attribute of the wrong kind) checks the domain
+    against no schema: what it runs is one missing step, a rule of it a sub-group. One that refused
+    every such model has a check, and each rule it lets through is a gap of its own (OpenVINO's core:
+    negative pads_begin and index_element_type i16 are two)."""
+    for (backend, signature), records in list(grouped.items()):
+        if (not signature.startswith(f"{Outcome.FAIL.value}: {ACCEPTED}") or any(r.get("breach") for r in records)
+                or not all(r.get("rule") for r in records)):
+            continue
+        by_rule: dict[str, list[Record]] = defaultdict(list)
+        for r in records:
+            by_rule[r["rule"]].append(r)
+        del grouped[backend, signature]
+        for rule, part in by_rule.items():
+            words = min((r["message"].removeprefix(f"{ACCEPTED}: ") for r in part), key=lambda m: (len(m), m))
+            grouped[backend, f"{signature}: {words}" + (f" ({rule})" if rule != words else "")] = part
 
 
 def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], items: list[Record]) -> None:

@@ -72,6 +72,28 @@ def test_invalid_models_of_another_domain_run_anyway_are_a_line_of_their_own():
         "fail: accepted an invalid model", "fail: accepted an invalid model of domain org.openvinotoolkit"]
 
 
+def test_invalid_models_a_runtime_checks_the_schema_of_are_a_line_per_rule_they_break():
+    """A runtime that ran no model outside its version's signature has a check for the domain: each
+    rule it lets through is a gap of its own (two cases citing one sentence, one gap). One that ran
+    such a model checks against no schema: one line, its rules sub-groups."""
+    def accepted(domain, rule_words, rule, breach=None):
+        record = {"id": f"{domain}.MaxPool-8/{rule_words}[float32]", "op": f"{domain}.MaxPool", "domain": domain,
+                  "version": 8, "backend": "b", "outcome": "fail", "expected": "reject", "rule": rule,
+                  "message": f"accepted an invalid model: {rule_words}"}
+        return record | ({"breach": breach} if breach else {})
+
+    checked = [accepted("org.openvinotoolkit", "pads start from 0", "004.txt line 37"),
+               accepted("org.openvinotoolkit", "pads start from 0, whatever auto_pad says", "004.txt line 37"),
+               accepted("org.openvinotoolkit", "index_element_type is i64 or i32", "004.txt line 85")]
+    assert sorted(c.signature for c in failure_clusters(checked)["b"]) == [
+        "fail: accepted an invalid model of domain org.openvinotoolkit: index_element_type is i64 or i32 (004.txt line 85)",
+        "fail: accepted an invalid model of domain org.openvinotoolkit: pads start from 0 (004.txt line 37)"]
+    unchecked = [*checked, accepted("org.openvinotoolkit", "MaxPool-8 has no attribute ceil_mode", "004.txt line 9",
+                                    breach="MaxPool-8 has no attribute ceil_mode")]
+    (line,) = failure_clusters(unchecked)["b"]
+    assert line.signature == "fail: accepted an invalid model of domain org.openvinotoolkit" and len(line.details) == 4
+
+
 def test_failures_that_share_a_first_line_are_split_by_the_runtime_s_own_diagnostic():
     """A compiler whose every exception opens with one sentence: the causes come from its error
     lines further down (paths and numbers normalised), warnings before them passed over."""
