@@ -521,18 +521,38 @@ def _split_checked_domains_by_rule(grouped: dict[tuple[str, str], list[Record]])
     attribute or element type the version lacks, an attribute of the wrong kind) checks the domain
     against no schema: what it runs is one missing step, a rule of it a sub-group. One that refused
     every such model has a check, and each rule it lets through is a gap of its own (OpenVINO's core:
-    negative pads_begin and index_element_type i16 are two)."""
+    negative pads_begin and index_element_type i16 are two). Items share a rule where they cite one
+    sentence or come from cases of one name (MaxPool's and MaxUnpool's negative_pads: one check, two
+    documents)."""
     for (backend, signature), records in list(grouped.items()):
         if (not signature.startswith(f"{Outcome.FAIL.value}: {ACCEPTED}") or any(r.get("breach") for r in records)
                 or not all(r.get("rule") for r in records)):
             continue
-        by_rule: dict[str, list[Record]] = defaultdict(list)
-        for r in records:
-            by_rule[r["rule"]].append(r)
         del grouped[backend, signature]
-        for rule, part in by_rule.items():
+        for part in _sharing_a_rule(records):
             words = min((r["message"].removeprefix(f"{ACCEPTED}: ") for r in part), key=lambda m: (len(m), m))
-            grouped[backend, f"{signature}: {words}" + (f" ({rule})" if rule != words else "")] = part
+            rules = "; ".join(sorted({r["rule"] for r in part} - {words}))
+            grouped[backend, f"{signature}: {words}" + (f" ({rules})" if rules else "")] = part
+
+
+def _sharing_a_rule(records: list[Record]) -> list[list[Record]]:
+    """``records`` in groups joined by a cited rule or a case name (its variant left out)."""
+    group_of: dict[str, int] = {}
+    groups: list[list[Record]] = []
+    for r in records:
+        keys = (f"rule {r['rule']}", f"case {r['case'].split('/')[0]}")
+        found = sorted({group_of[k] for k in keys if k in group_of})
+        if not found:
+            groups.append([])
+            found = [len(groups) - 1]
+        target = found[0]
+        for other in found[1:]:  # r joins two groups: one rule
+            groups[target] += groups[other]
+            groups[other] = []
+            group_of.update({k: target for k, g in group_of.items() if g == other})
+        groups[target].append(r)
+        group_of.update({k: target for k in keys})
+    return [g for g in groups if g]
 
 
 def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], items: list[Record]) -> None:

@@ -78,6 +78,7 @@ def test_invalid_models_a_runtime_checks_the_schema_of_are_a_line_per_rule_they_
     such a model checks against no schema: one line, its rules sub-groups."""
     def accepted(domain, rule_words, rule, breach=None):
         record = {"id": f"{domain}.MaxPool-8/{rule_words}[float32]", "op": f"{domain}.MaxPool", "domain": domain,
+                  "case": rule_words.replace(" ", "_"),
                   "version": 8, "backend": "b", "outcome": "fail", "expected": "reject", "rule": rule,
                   "message": f"accepted an invalid model: {rule_words}"}
         return record | ({"breach": breach} if breach else {})
@@ -88,6 +89,13 @@ def test_invalid_models_a_runtime_checks_the_schema_of_are_a_line_per_rule_they_
     assert sorted(c.signature for c in failure_clusters(checked)["b"]) == [
         "fail: accepted an invalid model of domain org.openvinotoolkit: index_element_type is i64 or i32 (004.txt line 85)",
         "fail: accepted an invalid model of domain org.openvinotoolkit: pads start from 0 (004.txt line 37)"]
+    unpool = {**accepted("ai.onnx", "pads take values greater than or equal to 0", "002.txt line 55"), "case": "negative_pads"}
+    pool = {**accepted("ai.onnx", "a pad of -1 is below the documented minimum of 0", "003.txt line 83"),
+            "case": "negative_pads", "id": "MaxPool-8/negative_pads[float32]"}
+    symbolic = {**pool, "case": "negative_pads_shape_symbolic", "id": "MaxPool-8/negative_pads_shape_symbolic[float32]"}
+    (line,) = failure_clusters([unpool, pool, symbolic])["b"]  # one check: a case name, a sentence
+    assert line.signature == ("fail: accepted an invalid model: pads take values greater than or equal to 0 "
+                              "(002.txt line 55; 003.txt line 83)")
     unchecked = [*checked, accepted("org.openvinotoolkit", "MaxPool-8 has no attribute ceil_mode", "004.txt line 9",
                                     breach="MaxPool-8 has no attribute ceil_mode")]
     (line,) = failure_clusters(unchecked)["b"]
