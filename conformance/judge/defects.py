@@ -103,10 +103,11 @@ class DefectModel:
         return "_parts" in vars(self.backend)
 
     @property
-    def narrows(self) -> bool:
-        """Whether it pools in a narrower type: beside another bug it changes that bug's answer
-        (a seed of float32's lowest, cast back to float64), so diagnosis tries it with each first."""
-        return getattr(self.backend, "narrows", False)
+    def retypes(self) -> bool:
+        """Whether it pools in another type (a narrower one, or float16 in float32): beside another bug
+        it changes that bug's answer (a seed of float32's lowest, cast back to float64 or left in
+        float32), so diagnosis tries it with each first."""
+        return getattr(self.backend, "retypes", False)
 
 
 def variant(**hooks: Callable) -> type[ReferenceBackend]:
@@ -211,7 +212,7 @@ def through(dtype: Any, only: Any, saturating: bool = False) -> type[ReferenceBa
         with np.errstate(over="ignore", invalid="ignore"):
             return y.astype(only), indices
     model = pooled(through_pool)
-    model.narrows = True  # type: ignore[attr-defined]
+    model.retypes = True  # type: ignore[attr-defined]
     return model
 
 
@@ -227,13 +228,23 @@ def _clamped_to(integer: Any, y: np.ndarray) -> np.ndarray:
     return np.clip(y, y.dtype.type(info.min), top)
 
 
+def widened(dtype: Any, only: Any) -> type[ReferenceBackend]:
+    """X of element type ``only`` pooled in the wider ``dtype`` and returned in it: beside another
+    bug, that bug's seed or padding is ``dtype``'s (OpenCV: float16 pooled in float32 from -FLT_MAX)."""
+    def widened_pool(x, axes, storage_order, pool):
+        return pool(x.astype(dtype) if x.dtype == only else x, axes, storage_order)
+    model = pooled(widened_pool)
+    model.retypes = True  # type: ignore[attr-defined]
+    return model
+
+
 def _seeded_in_float32(only: Any, saturating: bool = False) -> type[ReferenceBackend]:
     """``only`` pooled in float32 (``saturating``: infinities clamped to its finite range on the
     way) by a running maximum seeded as ``_seeded_at_plane_origin`` seeds it, at float32's lowest
     value: cast back, the seed of a window of -inf is -inf again (or -FLT_MAX where ``only``
     holds it), and its index the plane's first element."""
     model = stacked(through(np.float32, only, saturating), with_results(_seeded_at_plane_origin))
-    model.narrows = False  # type: ignore[attr-defined]  # one model, not a type beside another bug
+    model.retypes = False  # type: ignore[attr-defined]  # one model, not a type beside another bug
     return model
 
 
@@ -546,6 +557,34 @@ def _indices_per_plane(y, indices, x, axes):
         origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
         within = np.where(indices - origin == plane, plane, within)
     return y, within
+
+
+def _indices_per_batch_element(y, indices, x, axes):
+    """Indices within their batch element: N's offset left out, C's kept."""
+    if indices.ndim < 2:
+        return y, indices
+    element = int(np.prod(x.shape[1:]))
+    origin = np.arange(indices.shape[0]).reshape((-1,) + (1,) * (indices.ndim - 1)) * element
+    return y, np.where(indices >= 0, indices - origin, indices)
+
+
+def _nothing_selected_gives_zero(x, axes, storage_order, pool):
+    """A running maximum that starts at the type's lowest finite value and moves only on a greater
+    value (NaN never is), and answers 0 at its plane's first element where it never moved: a window
+    of NaN, -inf and the lowest value only gives 0."""
+    integer = np.issubdtype(x.dtype, np.integer)
+    lowest = np.array(np.iinfo(x.dtype).min if integer else _finfo(x.dtype).min, x.dtype)
+    with np.errstate(invalid="ignore"):
+        y, indices = pool(np.where(x > lowest, x, lowest), axes, storage_order)
+        unmoved = y.astype(np.float64) <= float(lowest)
+    if not unmoved.any():
+        return y, indices
+    y = np.where(unmoved, np.zeros((), y.dtype), y)
+    if indices is not None and y.ndim >= 2:
+        plane = int(np.prod(x.shape[2:]))
+        origin = np.arange(y.shape[0] * y.shape[1]).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
+        indices = np.where(unmoved, np.broadcast_to(origin, y.shape), indices)
+    return y, indices
 
 
 def _first_equal(y: np.ndarray, planes: np.ndarray, axes, key: tuple | None = None) -> np.ndarray:
@@ -968,6 +1007,14 @@ DEFECTS: list[DefectModel] = [
                 "tinygrad 0.14 (expectations/tinygrad.yaml: Tensor.max_pool2d(return_indices=True))",
                 with_results(_indices_per_plane),
                 lambda f: f.pools and f.wants_indices, touches="Indices"),
+    DefectModel("indices_per_batch_element", "Indices omit the batch offset (they count within each batch element, "
+                "its channels included)", "OpenCV DNN 5.0.0, a vendor trial (maxpool_layer.cpp, maxPoolNchwWithIndices: "
+                "idx = (c * H + y) * W + x, with n never used)",
+                with_results(_indices_per_batch_element), lambda f: f.pools and f.wants_indices, touches="Indices"),
+    DefectModel("nothing_selected_gives_zero", "a window with nothing above the lowest finite value (-inf, NaN, the "
+                "lowest itself) gives 0 at its plane's first element", "OpenCV DNN 5.0.0, a vendor trial "
+                "(maxPoolNchwWithIndices: vmax starts at lowest(), moves on v > vmax, and idxmax < 0 writes 0)",
+                pooled(_nothing_selected_gives_zero), lambda f: f.pools and f.wants_indices),
     DefectModel("indices_in_padded_layout", "Indices count positions of the padded tensor", SEEN_FUZZ,
                 with_results(_index_in_padded_layout), lambda f: f.pools and f.wants_indices and _pads(f), touches="Indices"),
     DefectModel("storage_order_ignored", "storage_order 1 gives row-major Indices", SEEN_FUZZ,
@@ -991,7 +1038,7 @@ DEFECTS: list[DefectModel] = [
     DefectModel("indices_int32", "Indices come back as int32", "WebGPU runtimes without 64-bit integers",
                 with_results(lambda y, i, x, a: (y, i.astype(np.int32))), lambda f: f.pools and f.wants_indices, touches="Indices"),
     DefectModel("float16_computed_as_float32", "float16 inputs give float32 outputs", SEEN_FUZZ,
-                with_results(lambda y, i, x, a: (y.astype(np.float32) if y.dtype == np.float16 else y, i)), _of(np.float16), touches="Y"),
+                widened(np.float32, np.float16), _of(np.float16), touches="Y"),
     DefectModel("int8_compared_unsigned", "int8 values are compared as unsigned bytes",
                 "a vendor trial of a runtime new to us (issue 38: unsigned compared as signed)",
                 pooled(_bytes_compared_as(np.uint8, np.int8)), _of(np.int8)),

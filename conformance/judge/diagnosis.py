@@ -8,7 +8,7 @@ several do, all are named; where none does, each model under another reading of 
 questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
 first's built on the second's, in both orders then), those of models with no hook in common only
 where their single answers together change every element the backend got wrong; first a model
-that pools in a narrower type over each other model (half the pairs at most), then a model that
+that pools in another type over each other model (half the pairs at most), then a model that
 gives every output but Indices beside one that changes Indices alone, then the pairs one of whose models gives the
 backend's shapes (where a shape is wrong), then those with a model of the output's shape that
 refuses the item alone (a model that refuses alone is tried beside another, whose scatter may
@@ -109,7 +109,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     pairs = [(a, b) for a, b in itertools.permutations(relevant, 2)
              if (answered[a.name] is not None and answered[b.name] is not None if replaced[a.name] & replaced[b.name]
                  else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
-    # First a narrower type over another bug (each item has at most a few of those), then the pairs
+    # First another type over another bug (each item has at most a few of those), then the pairs
     # one of whose models gives the backend's shapes (where the shapes are wrong), then those with a
     # model of another shape that refuses the item alone (its shape too small for the reference's
     # scatter, which the other model's tolerates), then those whose
@@ -121,7 +121,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     # Where the shapes are right, a pair neither of whose models alone gives any of the backend's
     # wrong elements is left out, unless its first pools in another type (alone it may change nothing).
     if all(np.shape(got) == want.shape for got, want in zip(actual, expected)):
-        pairs = [(a, b) for a, b in pairs if a.narrows or explained[a.name] + explained[b.name] > 0]
+        pairs = [(a, b) for a, b in pairs if a.retypes or explained[a.name] + explained[b.name] > 0]
     values = [i for i, o in enumerate(item.outputs) if not o.positions_of]
 
     def values_given(outputs: list[np.ndarray] | None) -> bool:  # every output but Indices, as the backend's
@@ -136,7 +136,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
         refusing = [m for m in pair if answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS]
         return bool(refusing) and any("unpool" in replaced[m.name] for m in pair if m not in refusing)
 
-    pairs = sorted(pairs, key=lambda pair: (not pair[0].narrows,
+    pairs = sorted(pairs, key=lambda pair: (not pair[0].retypes,
                                             # a model that gives the values beside one that changes Indices alone
                                             not ({pair[0].name, pair[1].name} & exact and "Indices" in (pair[0].touches, pair[1].touches)),
                                             not scatter_beside_refused_shape(pair),
@@ -144,9 +144,9 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
                                             not any(answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS for m in pair),
                                             -explained[pair[0].name] - explained[pair[1].name],
                                             damage[pair[0].name] + damage[pair[1].name]))
-    # narrower types take half the pairs at most: a float64 item meets several, each beside every model
-    narrow = [pair for pair in pairs if pair[0].narrows][:PAIR_LIMIT // 2]
-    pairs = [pair for pair in pairs if pair in narrow or not pair[0].narrows][:PAIR_LIMIT]
+    # other types take half the pairs at most: a float64 item meets several, each beside every model
+    narrow = [pair for pair in pairs if pair[0].retypes][:PAIR_LIMIT // 2]
+    pairs = [pair for pair in pairs if pair in narrow or not pair[0].retypes][:PAIR_LIMIT]
     tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
     found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
     round_trip = known.pools_upstream

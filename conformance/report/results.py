@@ -440,7 +440,7 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
         if SEPARATOR not in best:
             return best
         parts = models(best)
-        carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].narrows)]
+        carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].retypes)]
         return min(carried or parts, key=lambda part: (named[backend, kin(part)], parts.index(part)))
 
     return {(r["backend"], r["id"]): line(r) for r in records if r.get("diagnosis")}

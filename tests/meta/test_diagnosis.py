@@ -253,3 +253,43 @@ def test_nan_compared_as_mlas_pools_down_the_columns_then_along_the_row():
     # seed turns into the lowest float in ORT (accumulator_starts_at_lowest_finite's cause, not this model's)
     x = np.array([-np.inf, nan], np.float32).reshape(1, 1, 1, 1, 2)
     assert _pooled_by("nan_compared_as_mlas_pools", x, [1, 1, 1]) == [-np.inf, float(np.finfo(np.float32).min)]
+
+
+def _pooled_with_indices(model_name: str, x: np.ndarray, kernel: list[int], **attributes) -> tuple[np.ndarray, np.ndarray]:
+    from onnx import TensorProto, helper
+
+    from conformance.judge.defects import BY_NAME, stacked
+
+    node = helper.make_node("MaxPool", ["X"], ["Y", "Indices"], kernel_shape=kernel, **attributes)
+    element = helper.np_dtype_to_tensor_dtype(x.dtype)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", element, x.shape)],
+                              [helper.make_tensor_value_info("Y", element, None),
+                               helper.make_tensor_value_info("Indices", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    names = model_name.split("+")
+    backend = BY_NAME[names[0]].backend if len(names) == 1 else stacked(BY_NAME[names[0]].backend, BY_NAME[names[1]].backend)
+    y, indices = backend.run_model(model, [x])
+    return y, indices
+
+
+def test_indices_per_batch_element_keep_the_channel_offset():
+    """OpenCV DNN 5.0.0's MaxPool with Indices, as it answers: X = 0..7 as [2, 2, 1, 2], kernel 1."""
+    _, indices = _pooled_with_indices("indices_per_batch_element", np.arange(8, dtype=np.float32).reshape(2, 2, 1, 2), [1, 1])
+    assert indices.ravel().tolist() == [0, 1, 2, 3, 0, 1, 2, 3]
+
+
+def test_a_window_nothing_is_selected_in_gives_zero_at_its_plane_s_first_element():
+    """OpenCV DNN 5.0.0's Indices path: a running maximum from -FLT_MAX that moves on v > vmax only,
+    and 0 at the plane's first element where it never moved (-inf, NaN, -FLT_MAX itself)."""
+    lowest, nan = float(np.finfo(np.float32).min), float("nan")
+    x = np.array([[[[-np.inf, -np.inf, 1, 2]], [[nan, nan, lowest, 5]]]], np.float32)
+    y, indices = _pooled_with_indices("nothing_selected_gives_zero", x, [1, 2])
+    assert y.ravel().tolist() == [0, 1, 2, 0, 0, 5] and indices.ravel().tolist() == [0, 2, 3, 4, 4, 7]
+
+
+def test_float16_computed_as_float32_gives_another_bug_float32_s_values():
+    """float16 pooled in float32 (OpenCV DNN 5.0.0): beside a padding of the lowest finite value,
+    a window of -inf and padding gives float32's lowest, not float16's."""
+    x = np.array([[[-np.inf, 1]]], np.float16)
+    y, _ = _pooled_with_indices("float16_computed_as_float32+padding_is_lowest_finite", x, [2], pads=[1, 0])
+    assert y.dtype == np.float32 and y.ravel().tolist() == [float(np.finfo(np.float32).min), 1.0]
