@@ -1007,14 +1007,6 @@ DEFECTS: list[DefectModel] = [
                 "tinygrad 0.14 (expectations/tinygrad.yaml: Tensor.max_pool2d(return_indices=True))",
                 with_results(_indices_per_plane),
                 lambda f: f.pools and f.wants_indices, touches="Indices"),
-    DefectModel("indices_per_batch_element", "Indices omit the batch offset (they count within each batch element, "
-                "its channels included)", "OpenCV DNN 5.0.0, a vendor trial (maxpool_layer.cpp, maxPoolNchwWithIndices: "
-                "idx = (c * H + y) * W + x, with n never used)",
-                with_results(_indices_per_batch_element), lambda f: f.pools and f.wants_indices, touches="Indices"),
-    DefectModel("nothing_selected_gives_zero", "a window with nothing above the lowest finite value (-inf, NaN, the "
-                "lowest itself) gives 0 at its plane's first element", "OpenCV DNN 5.0.0, a vendor trial "
-                "(maxPoolNchwWithIndices: vmax starts at lowest(), moves on v > vmax, and idxmax < 0 writes 0)",
-                pooled(_nothing_selected_gives_zero), lambda f: f.pools and f.wants_indices),
     DefectModel("indices_in_padded_layout", "Indices count positions of the padded tensor", SEEN_FUZZ,
                 with_results(_index_in_padded_layout), lambda f: f.pools and f.wants_indices and _pads(f), touches="Indices"),
     DefectModel("storage_order_ignored", "storage_order 1 gives row-major Indices", SEEN_FUZZ,
@@ -1106,6 +1098,15 @@ DEFECTS: list[DefectModel] = [
     DefectModel("openvino_dilations_ignored", "OpenVINO's dilations are read but every kernel is dense", SEEN_FUZZ,
                 _attribute_dropped("dilations"),
                 lambda f: f.domain == OPENVINO_DOMAIN and f.has("dilations") and any(d != 1 for d in f.attributes["dilations"])),
+    # OpenCV DNN 5.0.0's Indices path (a vendor trial)
+    DefectModel("indices_per_batch_element", "Indices omit the batch offset (they count within each batch element, "
+                "its channels included)", "OpenCV DNN 5.0.0, a vendor trial (maxpool_layer.cpp, maxPoolNchwWithIndices: "
+                "idx = (c * H + y) * W + x, with n never used)",
+                with_results(_indices_per_batch_element), lambda f: f.pools and f.wants_indices, touches="Indices"),
+    DefectModel("nothing_selected_gives_zero", "a window with nothing above the lowest finite value (-inf, NaN, the "
+                "lowest itself) gives 0 at its plane's first element", "OpenCV DNN 5.0.0, a vendor trial "
+                "(maxPoolNchwWithIndices: vmax starts at lowest(), moves on v > vmax, and idxmax < 0 writes 0)",
+                pooled(_nothing_selected_gives_zero), lambda f: f.pools and f.wants_indices),
 ]
 BY_NAME = {d.name: d for d in DEFECTS}
 
