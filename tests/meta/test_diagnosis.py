@@ -293,3 +293,15 @@ def test_float16_computed_as_float32_gives_another_bug_float32_s_values():
     x = np.array([[[-np.inf, 1]]], np.float16)
     y, _ = _pooled_with_indices("float16_computed_as_float32+padding_is_lowest_finite", x, [2], pads=[1, 0])
     assert y.dtype == np.float32 and y.ravel().tolist() == [float(np.finfo(np.float32).min), 1.0]
+
+
+def test_no_model_is_named_for_a_value_the_documents_leave_undefined():
+    """tinygrad's Indices within the plane, and its wrapped index in a window over padding only
+    (window-in-padding-only leaves that value undefined): the item is diagnosed by the first alone."""
+    from conformance.judge.defects import BY_NAME, stacked
+
+    both = stacked(BY_NAME["indices_per_plane"].backend, BY_NAME["index_wrapped_where_no_element"].backend)
+    backend = MutantBackend(Mutant("both", "Indices per plane, wrapped where no element", both))
+    items = [i for i in items_round_robin() if i.id == "MaxPool-12/padding_windows_by_path/1d_whole_window_in_pad-y_indices-planes2x3[float32]"]
+    failed = _records(backend, items)
+    assert [r["diagnosis"] for r in failed] == [["indices_per_plane"]]
