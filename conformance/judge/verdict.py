@@ -136,7 +136,12 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
             return _matches(item, written, outputs, got)
         readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
         wanted = [expected[o.name] for o in item.outputs]
-        diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, {m.output for m in mismatches}, wanted)
+        differing = {m.output for m in mismatches}
+        if undefined_at is not None and undefined_at.any():  # an output wrong only where any value is right differs not
+            differing -= {o.name for o, want, got in zip(item.outputs, wanted, actual) if isinstance(got, np.ndarray)
+                          and want.shape == got.shape == undefined_at.shape and want.dtype == got.dtype
+                          and same_bits(np.where(undefined_at, got, want), got).all()}
+        diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, differing, wanted)
         where = None if diagnosis else differences_lie(item, inputs, wanted, actual, same_bits)
         return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches, diagnosis=diagnosis, where=where)
 
