@@ -152,8 +152,8 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
                                             -explained[pair[0].name] - explained[pair[1].name],
                                             damage[pair[0].name] + damage[pair[1].name]))
     # other types take half the pairs at most: a float64 item meets several, each beside every model
-    narrow = [pair for pair in pairs if pair[0].retypes][:PAIR_LIMIT // 2]
-    pairs = [pair for pair in pairs if pair in narrow or not pair[0].retypes][:PAIR_LIMIT]
+    retyped = [pair for pair in pairs if pair[0].retypes][:PAIR_LIMIT // 2]
+    pairs = [pair for pair in pairs if pair in retyped or not pair[0].retypes][:PAIR_LIMIT]
     tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
     found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
     round_trip = known.pools_upstream

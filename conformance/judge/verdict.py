@@ -128,19 +128,20 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         if undefined.questions_of(found, registry) and actual and isinstance(actual[0], np.ndarray):
             undefined_at = undefined.empty_windows(item, found, actual[0].shape)
 
+        def settled(want: np.ndarray, got: Any) -> np.ndarray:
+            """``want`` with the backend's values where the documents leave them undefined."""
+            if (undefined_at is None or not undefined_at.any() or not isinstance(got, np.ndarray)
+                    or not want.shape == got.shape == undefined_at.shape or want.dtype != got.dtype):
+                return want
+            return np.where(undefined_at, got, want)
+
         def reproduces(outputs: Sequence[np.ndarray], got: Sequence[Any]) -> bool:
-            if undefined_at is not None and undefined_at.any():
-                outputs = [np.where(undefined_at, np.asarray(have), want) if isinstance(have, np.ndarray)
-                           and want.shape == undefined_at.shape == have.shape and want.dtype == have.dtype else want
-                           for want, have in zip(outputs, got)]
-            return _matches(item, written, outputs, got)
+            return _matches(item, written, [settled(want, have) for want, have in zip(outputs, got)], got)
         readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
         wanted = [expected[o.name] for o in item.outputs]
-        differing = {m.output for m in mismatches}
-        if undefined_at is not None and undefined_at.any():  # an output wrong only where any value is right differs not
-            differing -= {o.name for o, want, got in zip(item.outputs, wanted, actual) if isinstance(got, np.ndarray)
-                          and want.shape == got.shape == undefined_at.shape and want.dtype == got.dtype
-                          and same_bits(np.where(undefined_at, got, want), got).all()}
+        # an output wrong only where any value is right is not one a model must change
+        differing = {m.output for m in mismatches} - {o.name for o, want, got in zip(item.outputs, wanted, actual)
+                                                       if settled(want, got) is not want and same_bits(settled(want, got), got).all()}
         diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, differing, wanted)
         where = None if diagnosis else differences_lie(item, inputs, wanted, actual, same_bits)
         return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches, diagnosis=diagnosis, where=where)
