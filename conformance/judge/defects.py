@@ -349,6 +349,12 @@ def _floor_at_lowest_finite(y, indices, x, axes):
     return np.maximum(y.astype(np.float64), float(_finfo(x.dtype).min)).astype(x.dtype), indices
 
 
+def _plane_origins(y: np.ndarray, plane: int) -> np.ndarray:
+    """The flat index of each output's (n, c) plane's first element, planes of ``plane`` elements,
+    shaped to broadcast over y."""
+    return np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
+
+
 def _seeded_at_plane_origin(y, indices, x, axes):
     """A running maximum that starts at the type's lowest value, at the plane's first element, and
     moves only on a greater value: a window holding nothing greater (-inf, the lowest integer, no
@@ -360,9 +366,7 @@ def _seeded_at_plane_origin(y, indices, x, axes):
     if not integer:
         y = np.maximum(wide, lowest).astype(x.dtype)
     if indices is not None and y.ndim >= 2:
-        plane = int(np.prod(x.shape[2:]))
-        origin = (np.arange(y.shape[0] * y.shape[1]).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane)
-        indices = np.where(seeded, np.broadcast_to(origin, y.shape), indices)
+        indices = np.where(seeded, np.broadcast_to(_plane_origins(y, int(np.prod(x.shape[2:]))), y.shape), indices)
     return y, indices
 
 
@@ -513,9 +517,9 @@ def _nan_folded(unrolled: int | None, padding_kept: bool = False) -> Callable:
         if indices is None or _same_value(result, y).all():
             return result, indices
         first = _first_equal(result, planes, axes, key)
-        plane = max(int(np.prod(x.shape[2:])), 1)
-        origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
-        return result, np.where(~_same_value(result, y) & (first >= 0), origin + first, indices).astype(indices.dtype)
+        origins = _plane_origins(y, max(int(np.prod(x.shape[2:])), 1))
+        return result, np.where(~_same_value(result, y) & (first >= 0), origins + first,
+                                indices).astype(indices.dtype)
     return folded
 
 
@@ -554,8 +558,7 @@ def _indices_per_plane(y, indices, x, axes):
     plane = max(int(np.prod(x.shape[2:])), 1)
     within = np.where(indices >= 0, indices % plane, indices)
     if indices.shape == y.shape:
-        origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
-        within = np.where(indices - origin == plane, plane, within)
+        within = np.where(indices - _plane_origins(y, plane) == plane, plane, within)
     return y, within
 
 
@@ -581,9 +584,7 @@ def _nothing_selected_gives_zero(x, axes, storage_order, pool):
         return y, indices
     y = np.where(unmoved, np.zeros((), y.dtype), y)
     if indices is not None and y.ndim >= 2:
-        plane = int(np.prod(x.shape[2:]))
-        origin = np.arange(y.shape[0] * y.shape[1]).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
-        indices = np.where(unmoved, np.broadcast_to(origin, y.shape), indices)
+        indices = np.where(unmoved, np.broadcast_to(_plane_origins(y, int(np.prod(x.shape[2:]))), y.shape), indices)
     return y, indices
 
 
@@ -623,8 +624,7 @@ def _index_sought_by_equality(y, indices, x, axes):
     if found.all():
         return y, indices
     plane = max(int(np.prod(x.shape[2:])), 1)
-    origin = np.arange(int(np.prod(y.shape[:2]))).reshape(y.shape[:2] + (1,) * (y.ndim - 2)) * plane
-    return y, np.where(found, indices, np.broadcast_to(origin + plane, y.shape)).astype(indices.dtype)
+    return y, np.where(found, indices, np.broadcast_to(_plane_origins(y, plane) + plane, y.shape)).astype(indices.dtype)
 
 
 def _index_in_padded_layout(y, indices, x, axes):
