@@ -328,18 +328,23 @@ def _breach(case: Case, signature: OpVersion, inputs: list[ItemInput], provided:
     reason = _why_not(case, (), signature, case.attributes, provided, [o.name for o in case.outputs], binding)
     if reason:
         return reason
-    for name, value in case.attributes.items():
+    wrong = _wrong_kind(signature, case.attributes)
+    return f"{label}'s {wrong[0]} is {signature.attributes[wrong[0]]}, not {wrong[1]}" if wrong else None
+
+
+def _wrong_kind(signature: OpVersion, attributes: dict) -> tuple[str, str | None] | None:
+    """The first attribute whose kind is not the signature's, and its kind."""
+    for name, value in attributes.items():
         kind = ATTRIBUTE_KIND.get(helper.make_attribute(name, value).type)
         if kind != signature.attributes[name]:
-            return f"{label}'s {name} is {signature.attributes[name]}, not {kind}"
+            return name, kind
     return None
 
 
 def _check_attribute_kinds(case: Case, where: tuple, signature: OpVersion, attributes: dict) -> None:
-    for name, value in attributes.items():
-        kind = ATTRIBUTE_KIND.get(helper.make_attribute(name, value).type)
-        if kind != signature.attributes[name]:
-            raise case.error(where + ("attributes", name), f"must be {signature.attributes[name]}, not {kind}")
+    wrong = _wrong_kind(signature, attributes)
+    if wrong:
+        raise case.error(where + ("attributes", wrong[0]), f"must be {signature.attributes[wrong[0]]}, not {wrong[1]}")
 
 
 def _check_input_values(case: Case, where: tuple, item_input: ItemInput) -> None:
