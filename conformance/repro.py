@@ -5,6 +5,11 @@ exits 1 on the bug. It needs only numpy, onnx and the runtime.
 
     conformance repro 'MaxPool-12/2d_pads[float32]' --backend=ort -o repro.py
     conformance repro 'MaxPool-12/2d_pads[float32]' --results out/results.json
+    conformance repro 'MaxPool-12/2d_pads[float32]' --backend=ort --twin
+
+With --twin, the script is of the item's valid twin (the minimal valid model of its operator
+version, element type, rank and outputs that the judge runs as the control of a refusal): the
+repro of a line "fails on the minimal valid model of ...".
 
 With --results, the run's seed, case directory and backend are used, and the script says what
 that run saw (results.json keeps these for every item; a failing item's record names this command
@@ -17,10 +22,12 @@ import argparse
 import sys
 from pathlib import Path
 from .expand.cache import ItemValues, cache_found_in
+from .expand.items import Item
+from .judge.control import twin_of
 from .judge.oracle import script_values
 from .load.cases import Ambiguity, CaseError, bundled_case_dir, load_registry
 from .load.limits import DEFAULT_LIMITS
-from .report.record import ItemRecord, RunDocument, seen_line
+from .report.record import ItemRecord, RunDocument, seen_line, twin_seen_line
 from .report.results import ResultsError, load
 from .report.writer import write_atomically
 from .scripts.items import ReproError, find_item
@@ -35,12 +42,13 @@ def add_parser(commands) -> None:
     parser.add_argument("--seed", type=int, help="seed of the random inputs (default 0, or the run's)")
     parser.add_argument("--cases", type=Path, help="case directory (default: bundled, or the run's)")
     parser.add_argument("--results", type=Path, help="a run's results.json: its seed, cases, backend and verdict")
+    parser.add_argument("--twin", action="store_true", help="the script of the item's valid twin, its minimal valid model")
     parser.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
 
 
 def main(args: argparse.Namespace) -> int:
     try:
-        script = script_of(args.item, args.backend, args.seed, args.cases, args.results)
+        script = script_of(args.item, args.backend, args.seed, args.cases, args.results, args.twin)
     except (ReproError, ResultsError) as e:
         print(f"conformance repro: {e}", file=sys.stderr)
         return 2
@@ -53,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Path | None,
-              results: Path | None) -> str:
+              results: Path | None, twin: bool = False) -> str:
     item_id = item_id.partition("@")[0]
     record = None
     if results:
@@ -65,8 +73,19 @@ def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Pat
         raise ReproError("--backend: whose runtime should the script run? (or give --results)")
     case_dir, seed = case_dir or bundled_case_dir(), seed or 0
     item = find_item(item_id, case_dir, record["file"] if record else None)
+    seen = seen_line(record) if record else None
+    if twin:
+        item, seen = twin_script_item(item, seed), (twin_seen_line(record) if record else None)
     inputs, expected = script_values(item, seed, *_oracle_of(case_dir, seed))
-    return item_script(item, backend, seed, inputs, expected, seen_line(record) if record else None)
+    return item_script(item, backend, seed, inputs, expected, seen)
+
+
+def twin_script_item(item: Item, seed: int) -> Item:
+    """The item's valid twin, whose script ``--twin`` writes."""
+    found = twin_of(item, seed)
+    if found is None:
+        raise ReproError(f"{item.id} has no valid twin (no minimal valid model of its operator version and rank)")
+    return found
 
 
 def _oracle_of(case_dir: Path, seed: int) -> tuple[dict[str, Ambiguity], ItemValues | None]:

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from conformance.backends import Unsupported
 from conformance.judge.defects import truncated_sizes as truncated_output_sizes
 from reference_backend import ReferenceBackend
 
@@ -489,25 +490,29 @@ class LeavesADaemonInASessionOfItsOwn(Faulty):
 
 
 class RefusesOpset22(Faulty):
-    """Correct, but cannot load a model of opset 22 at all (as ONNX Runtime before 1.21 cannot)."""
+    """Correct, but declares that it cannot run a model of opset 22 at all, as ONNX Runtime's
+    adapter classifies the refusal of a release before 1.21; its checks of a model come first (an
+    invalid model is refused as invalid, with no declaration), as a runtime's loader checks first."""
 
     faulty_twins = True  # its refusals are of whole versions: the twins' too
 
     def run(self, model, inputs):
+        outputs = self.correct(model, inputs)
         if any(o.version >= 22 for o in model.opset_import):
-            raise RuntimeError("ONNX Runtime only *guarantees* support for models stamped with official released onnx "
-                               "opset versions. Opset 22 is under development")
-        return self.correct(model, inputs)
+            raise Unsupported("ONNX Runtime only *guarantees* support for models stamped with official released onnx "
+                              "opset versions. Opset 22 is under development")
+        return outputs
 
 
 class RefusesFourSpatialAxes(Faulty):
-    """Correct, but has no kernel for four or more spatial axes (ONNX Runtime's "Unsupported pooling size")."""
+    """Correct, but declares it has no kernel for four or more spatial axes (ONNX Runtime's
+    "Unsupported pooling size", which its adapter classifies as a capability)."""
 
     faulty_twins = True  # its refusals are of whole ranks: the twins' too
 
     def run(self, model, inputs):
         if any(len(a.shape) >= 6 for a in inputs.values()):
-            raise RuntimeError("Unsupported pooling size.")
+            raise Unsupported("Unsupported pooling size.")
         return self.correct(model, inputs)
 
 
@@ -521,7 +526,7 @@ class RefusesPads(Faulty):
 
 
 class RefusesEverything(Faulty):
-    """Refuses every model, its twins too: it cannot run anything."""
+    """Refuses every model, its twins too, with no declaration: a bug on every valid model."""
 
     faulty_twins = True
 
@@ -530,7 +535,7 @@ class RefusesEverything(Faulty):
 
 
 class RefusesAndGarblesItsTwin(Faulty):
-    """Refuses every item and answers its twin with garbage: the twin is not run either."""
+    """Refuses every item and answers its twin with garbage: the twin is no control."""
 
     faulty_twins = True
 
@@ -622,3 +627,55 @@ class DividesWithTruncation(Faulty):
         mutated.graph.output.extend(onnx.helper.make_tensor_value_info(o.name, o.type.tensor_type.elem_type, None)
                                     for o in model.graph.output)
         return self.correct(mutated, inputs)
+
+
+class PanicException(BaseException):
+    """As pyo3's: a Rust panic reaches Python as a BaseException, not an Exception."""
+
+
+def has_indices(model) -> bool:
+    return len(model.graph.output) > 1 and any(node.op_type.endswith("MaxPool") for node in model.graph.node)
+
+
+class FailsOnIndices(Faulty):
+    """Correct, but fails every model with MaxPool's Indices output, its valid twins included (a
+    bug on the minimal valid model, never a declared refusal), in the way ``fail`` says."""
+
+    faulty_twins = True
+
+    def run(self, model, inputs):
+        if has_indices(model):
+            self.fail()
+        return self.correct(model, inputs)
+
+
+class PanicsOnIndices(FailsOnIndices):
+    def fail(self):
+        raise PanicException("internal validation error: the Indices buffer is not bound")
+
+
+class SegfaultsOnIndices(FailsOnIndices):
+    def fail(self):
+        ctypes.string_at(0)
+
+
+class AttributeErrorOnIndices(FailsOnIndices):
+    def fail(self):
+        raise AttributeError("'NoneType' object has no attribute 'indices'")
+
+
+class HangsOnIndices(FailsOnIndices):
+    def fail(self):
+        time.sleep(3600)
+
+
+class KillsItselfOnIndices(FailsOnIndices):
+    def fail(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class NotImplementedOnIndices(FailsOnIndices):
+    """Declares what it cannot run: the suite's interface's NotImplementedError."""
+
+    def fail(self):
+        raise NotImplementedError("MaxPool's Indices output")

@@ -1,8 +1,10 @@
-"""A refusal means something only against a control: an item refused by a backend that refuses its
-valid twin too (a minimal valid model of the same operator version, element type and rank) is
-`unsupported`, with both refusals; never an error, never the pass of a must-reject item, never the
-`refused` reading of an open question. Where the backend runs the twin, a refusal is judged as
-ever."""
+"""A refusal means something only against a control, and only a declared refusal is one: an item
+refused by a backend that declares it cannot run its valid twin (a minimal valid model of the same
+operator version, element type and rank) is `unsupported`, with both refusals; never an error, never
+the pass of a must-reject item, never the `refused` reading of an open question. A twin that fails in
+any other way (a crash, a panic, garbage, any other exception) is no control but a bug: the item is
+judged on its own and carries the twin's failure. Where the backend runs the twin, a refusal is
+judged as ever."""
 
 from __future__ import annotations
 
@@ -49,10 +51,10 @@ def test_a_must_reject_item_refused_where_the_twin_runs_passes(items):
     assert verdict.outcome is Outcome.PASS and verdict.control is None  # refused, and its opset-12 twin runs
 
 
-def test_a_valid_item_refused_with_its_twin_is_unsupported_not_an_error(items):
+def test_a_valid_item_the_backend_declares_it_cannot_run_is_unsupported_not_an_error(items):
     item = pick(items, lambda i: not i.case.reject and i.version == 22 and i.expectation == "literal")
     verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesOpset22"), 0, bundled_registry())
-    assert verdict.outcome is Outcome.UNSUPPORTED and verdict.control
+    assert verdict.outcome is Outcome.UNSUPPORTED and verdict.twin is None
 
 
 def test_an_open_question_s_refused_reading_needs_the_twin_to_run(items):
@@ -80,12 +82,14 @@ def test_a_refusal_where_the_twin_runs_stays_an_error(items):
     assert verdict.outcome is Outcome.ERROR and "pads are not implemented" in verdict.message and not verdict.control
 
 
-def test_a_backend_that_refuses_everything_is_unsupported_everywhere_and_says_what_it_refused(items):
+def test_a_backend_that_refuses_everything_undeclared_errs_everywhere_and_names_its_minimal_valid_models(items):
+    """A refusal of every model that declares nothing is a bug on the valid ones, never `unsupported`."""
     backend = load_backend("tests.faulty_backends:RefusesEverything")
     chosen = [i for i in items if i.version == 12 and i.case.op == "MaxPool" and i.case.domain == "ai.onnx"][:40]
     verdicts = [evaluate(i, backend, 0, bundled_registry()) for i in chosen]
-    assert {v.outcome for v in verdicts} == {Outcome.UNSUPPORTED}
-    assert all(v.control and "no kernels at all" in v.message for v in verdicts)
+    assert {v.outcome for v in verdicts} == {Outcome.ERROR}
+    assert all(v.twin and not v.control and "no kernels at all" in v.twin.message for v in verdicts)
+    assert all("its minimal valid model fails too" in v.message for v in verdicts)
 
 
 def _record(item_id, outcome, **extra):
@@ -112,7 +116,20 @@ def test_the_report_says_what_a_backend_cannot_run_from_the_twins_it_refused():
                                       "b: MaxPool-22 at rank 4 (float16, float32): 2 items unsupported"]
 
 
-def test_a_twin_answered_with_garbage_is_not_run_and_the_refusal_proves_nothing(items):
+def test_a_twin_answered_with_garbage_is_no_control_and_the_refusal_proves_nothing(items):
     item = pick(items, lambda i: i.case.reject and i.version == 11 and i.case.op == "MaxPool" and not i.case.ambiguity)
     verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesAndGarblesItsTwin"), 0, bundled_registry())
-    assert verdict.outcome is Outcome.UNSUPPORTED and "returned garbage" in verdict.message
+    assert verdict.outcome is Outcome.ERROR and verdict.twin and "returned garbage" in verdict.twin.message
+
+
+def test_a_must_reject_item_passes_on_a_refusal_only_against_a_twin_that_runs(items):
+    """Refused, but the twin fails undeclared: no pass, and no unsupported either."""
+    item = pick(items, lambda i: i.case.reject and i.version == 12 and i.case.op == "MaxPool" and not i.case.ambiguity)
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesEverything"), 0, bundled_registry())
+    assert verdict.outcome is Outcome.ERROR and verdict.twin.outcome is Outcome.ERROR
+
+
+def test_a_not_implemented_error_is_a_declared_refusal(items):
+    item = pick(items, lambda i: not i.case.reject and i.case.op == "MaxPool" and len(i.outputs) == 2)
+    verdict = evaluate(item, load_backend("tests.faulty_backends:NotImplementedOnIndices"), 0, bundled_registry())
+    assert verdict.outcome is Outcome.UNSUPPORTED and "NotImplementedError: MaxPool's Indices output" in verdict.message

@@ -102,3 +102,37 @@ def test_runs_stopped_at_random_moments_leave_valid_reports_and_no_process(tmp_p
             assert result["code"] == -signal.SIGKILL or (result["code"] == 0 and not report["partial"]), where
         stopped_midway += report["partial"]
     assert stopped_midway >= RUNS  # most signals land while items run, not after the end
+
+
+def test_a_run_killed_at_half_leaves_a_journal_whose_partial_report_holds_every_finished_item(tmp_path):
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "small.yaml").write_text(case_file())
+    journal = tmp_path / "out" / "results.journal.jsonl"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "--cases=cases",
+         "--report=out", "--backend=tests.faulty_backends:Slow"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None and (
+            not journal.exists() or journal.read_text().count("\n") <= CASES):  # the header and half the items
+        time.sleep(0.01)
+    run.send_signal(signal.SIGKILL)
+    run.wait(timeout=60)
+    finished = [json.loads(line)["record"]["id"] for line in journal.read_text().splitlines()[1:]]
+    assert CASES <= len(finished) < 2 * CASES
+    done = subprocess.run([sys.executable, "-m", "conformance", "report", str(journal), "-o", "partial"], cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "partial" / "summary.md").read_text()
+    assert "**Partial run** (interrupted)" in summary and f"| {len(finished)} |" in summary
+
+
+def test_the_results_file_is_not_rewritten_as_records_arrive(tmp_path):
+    """A record costs one journal line, whatever the run's size: results.json is written at the end."""
+    from conformance.report.writer import JOURNAL_FILE, RESULTS_FILE, Results
+
+    results = Results({"backends": []}, tmp_path)
+    for number in range(2000):
+        results.add({"id": f"MaxPool-12/x{number}[float32]", "backend": "b", "outcome": "pass"})
+    assert not (tmp_path / RESULTS_FILE).exists()
+    assert (tmp_path / JOURNAL_FILE).read_text().count("\n") == 2001

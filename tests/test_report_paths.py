@@ -79,8 +79,8 @@ def test_a_report_directory_without_write_permission_is_a_usage_error(tmp_path):
 
 
 def test_a_full_disk_costs_the_report_in_one_line_and_leaves_no_temporary_file(tmp_path):
-    with tmpfs(tmp_path / "small", "size=8k"):
-        (tmp_path / "small" / "filler").write_bytes(b"x" * 4096)  # room for the first write only
+    with tmpfs(tmp_path / "small", "size=12k"):
+        (tmp_path / "small" / "filler").write_bytes(b"x" * 4096)  # room for the journal and the first write only
         result = run(tmp_path, "small")
         left = sorted(p.name for p in (tmp_path / "small").iterdir())
     assert result.returncode == pytest.ExitCode.INTERNAL_ERROR, result.stdout + result.stderr
@@ -108,8 +108,9 @@ def test_a_write_that_fails_midway_removes_its_temporary_file(tmp_path, monkeypa
     monkeypatch.setattr(report.tempfile, "NamedTemporaryFile", filling)
     with pytest.raises(ReportError, match=r"^cannot write .*results.json: No space left on device$"):
         write_reports(results, partial=False, interrupted=False)
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["results.json"]
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["partial"]  # the last good one stays
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.journal.jsonl", "results.json"]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["partial"]  # the last good one stays, and
+    # the journal, which holds every record
     directory.release()
 
 

@@ -16,7 +16,14 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from .base import Unsupported, import_extra
+from .base import Capability, Unsupported, declared, import_extra
+
+# What onnx2torch declares beyond NotImplementedError; any other refusal of a valid model is a bug.
+CAPABILITIES = (
+    Capability(r"can't convert np.ndarray of type", "torch.from_numpy: an element type torch has no tensor type for",
+               "can't convert np.ndarray of type numpy.void. The only supported types are: float64, float32, "
+               "float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."),
+)
 
 
 class Onnx2TorchBackend:
@@ -39,9 +46,14 @@ class Onnx2TorchBackend:
     def run(self, model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> Sequence[np.ndarray]:
         try:
             module = self.convert(model)
-            tensors = [self.torch.from_numpy(np.ascontiguousarray(inputs[vi.name])) for vi in model.graph.input]
-        except (NotImplementedError, TypeError) as e:  # TypeError: a numpy element type torch cannot hold
+        except NotImplementedError as e:  # a (domain, operator, version) it has no converter for
             raise Unsupported(str(e) or type(e).__name__) from e
+        try:
+            tensors = [self.torch.from_numpy(np.ascontiguousarray(inputs[vi.name])) for vi in model.graph.input]
+        except TypeError as e:
+            if declared(str(e), CAPABILITIES):
+                raise Unsupported(str(e)) from e
+            raise
         with self.torch.no_grad():
             outputs = module(*tensors)
         outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]

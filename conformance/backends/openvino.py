@@ -12,7 +12,6 @@ API as float16 arrays holding bfloat16 bits: they are reinterpreted, never conve
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -23,11 +22,21 @@ import onnx
 from onnx import helper
 
 from ..semantics import OPENVINO_DOMAIN
-from .base import Unsupported, import_extra
+from .base import Capability, Unsupported, declared, import_extra
 
-# Where OpenVINO says it cannot, rather than should not, run a model.
-CANNOT = re.compile(r"No conversion rule|is not supported|not supported yet|Unsupported operation of type|"
-                    r"unsupported element type|Unsupported ONNX data type", re.IGNORECASE)
+# Where OpenVINO says it cannot, rather than should not, run a model (a line of its message); any
+# other refusal of a valid model is a bug.
+CAPABILITIES = (
+    Capability(r"No conversion rule", "src/frontends/onnx/frontend/src/core/graph.cpp: an operator the ONNX frontend "
+               "has no translator for", "No conversion rule found for operations: MaxUnpool-22"),
+    Capability(r"does not support the following ONNX operations", "src/frontends/onnx/frontend/src/core/graph.cpp, "
+               "before 2023", "OpenVINO does not support the following ONNX operations: com.ms.internal.nhwc.MaxPool"),
+    Capability(r"Unsupported operation of type", "src/frontends/onnx/frontend/src/core/graph.cpp",
+               "Unsupported operation of type: MaxPool name: Indices"),
+    Capability(r"Expected a 3D, 4D or 5D tensor for the input", "src/core/shape_inference/include/"
+               "pooling_shape_inference_util.hpp: OpenVINO's pooling has 1 to 3 spatial axes",
+               "Expected a 3D, 4D or 5D tensor for the input. Got: [1,1,2,2,2,2]"),
+)
 # Lines of an OpenVINO message that say where, not why.
 WHERE = ("Exception from", "Check '", "While validating", "FrontEnd API failed", "Model wasn't", "Summary")
 # ... and lines that announce the reason on the next line ("MaxPool-1 with a message:").
@@ -67,7 +76,7 @@ class OpenVinoBackend:
         except Exception as e:
             # OpenVINO's messages start with where they were thrown: lead with why.
             lines = [line.strip(" |-") for line in str(e).splitlines() if line.strip(" |-")]
-            cannot = next((line for line in lines if CANNOT.search(line)), None)
+            cannot = next((line for line in lines if declared(line, CAPABILITIES)), None)
             if cannot:
                 raise Unsupported("\n".join([cannot] + lines)) from e
             why = next((line for line in lines if not line.startswith(WHERE) and not line.endswith(HEADING)), None)

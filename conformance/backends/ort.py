@@ -12,28 +12,49 @@
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import numpy as np
 import onnx
 
-from .base import Unsupported, import_extra
+from .base import Capability, Unsupported, declared, import_extra
 
-# How ONNX Runtime and its execution providers word "this build cannot run that operator" outside
-# the NOT_IMPLEMENTED status (always a refusal of this kind):
-REFUSALS = re.compile("|".join([
-    # an operator of a domain it has no schema for (onnxruntime/core/graph/graph.cc)
-    r"is not a registered function/op",
+# How ONNX Runtime and its execution providers word "this build cannot run that" outside the
+# NOT_IMPLEMENTED status (always a declared refusal); any other refusal of a valid model is a bug.
+CAPABILITIES = (
+    Capability(r"is not a registered function/op", "onnxruntime/core/graph/graph.cc (a domain it has no schema for)",
+               "[ONNXRuntimeError] : 1 : FAIL : Fatal error: org.openvinotoolkit:MaxPool(-1) is not a registered "
+               "function/op"),
+    Capability(r"Unsupported model IR version: \d+, max supported IR version", "onnxruntime/core/graph/model.cc "
+               "(a release older than the model's IR version)",
+               "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Failed to load model with error: /onnxruntime_src/"
+               "onnxruntime/core/graph/model.cc:149 onnxruntime::Model::Model(...) Unsupported model IR version: 10, "
+               "max supported IR version: 9"),
+    Capability(r"ONNX Runtime only \*guarantees\* support for models stamped with official released onnx opset",
+               "onnxruntime/core/graph/model_load_utils.h, ValidateOpsetForDomain (an opset newer than the release)",
+               "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Failed to load model with error: ... ONNX Runtime only "
+               "*guarantees* support for models stamped with official released onnx opset versions. Opset 22 is under "
+               "development and support for this is limited."),
+    Capability(r"Unsupported pooling size", "onnxruntime/core/providers/cpu/nn/pool.cc and unpool.cc (a rank their "
+               "kernels have no loop for: four or more spatial axes)",
+               "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Non-zero status code returned while running MaxPool node. "
+               "Name:'' Status Message: Unsupported pooling size."),
     # the OpenVINO EP hands the model to OpenVINO's ONNX frontend, whose refusals are these
     # (src/frontends/onnx/frontend/src/core/graph.cpp; OpenVINO 2023 and later: "No conversion rule")
-    r"does not support the following ONNX operations",
-    r"No conversion rule found for operations",
-    r"Unsupported operation of type",
+    Capability(r"does not support the following ONNX operations", "OpenVINO's ONNX frontend, through the OpenVINO EP",
+               "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Exception during initialization: [OpenVINO-EP]  Exception "
+               "while Reading network: Exception from src/frontends/onnx/frontend/src/core/graph.cpp:238:\nOpenVINO "
+               "does not support the following ONNX operations: com.ms.internal.nhwc.MaxPool"),
+    Capability(r"No conversion rule found for operations", "OpenVINO's ONNX frontend (2023 and later), through the "
+               "OpenVINO EP", "[ONNXRuntimeError] : 11 : EP_FAIL : [OpenVINO-EP] No conversion rule found for "
+               "operations: com.microsoft.NhwcMaxPool"),
+    Capability(r"Unsupported operation of type", "OpenVINO's ONNX frontend, through the OpenVINO EP",
+               "Unsupported operation of type: MaxPool name: MaxPool"),
     # any EP with session.disable_cpu_ep_fallback=1: a node it does not claim would need the CPU EP
-    # (onnxruntime/core/session/inference_session.cc)
-    r"fallback to CPU EP has been explicitly disabled",
-]))
+    Capability(r"fallback to CPU EP has been explicitly disabled", "onnxruntime/core/session/inference_session.cc",
+               "[ONNXRuntimeError] : 1 : FAIL : This session contains graph nodes that are assigned to the default CPU "
+               "EP, but fallback to CPU EP has been explicitly disabled by the user."),
+)
 
 LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
           "layout": "ORT_ENABLE_LAYOUT", "all": "ORT_ENABLE_ALL"}
@@ -93,6 +114,6 @@ class OrtBackend:
         except state.NotImplemented as e:
             raise Unsupported(str(e)) from e
         except Exception as e:  # FAIL, RUNTIME_EXCEPTION, EP_FAIL...: some EPs' refusals arrive so
-            if REFUSALS.search(str(e)):
+            if declared(str(e), CAPABILITIES):
                 raise Unsupported(str(e)) from e
             raise

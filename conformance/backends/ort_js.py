@@ -30,15 +30,37 @@ import onnx
 from onnx import TensorProto, helper
 
 from .isolation import child, wire
-from .base import Unsupported
+from .base import Capability, Unsupported, declared
 from .ort_js_setup import EPS, ICD, SERVER, environment, node_modules, package_json, problems
 
-# Where ONNX Runtime says it cannot, rather than should not, run a model. Beside a GPU provider, a node
-# no provider has a kernel for fails the memcpy transformer's check ("Provider type for MaxPool node
-# with name '' is not set") where the CPU provider alone says "Could not find an implementation".
-CANNOT = re.compile(r"Could not find an implementation|not supported yet|requires f16 but the device does not "
-                    r"support it|Unsupported data type|is not a registered function/op|is not supported|"
-                    r"Kernel not found|Provider type for \S+ node with name '[^']*' is not set")
+# Where ONNX Runtime's JavaScript builds say they cannot, rather than should not, run a model; any
+# other refusal of a valid model is a bug. Beside a GPU provider, a node no provider has a kernel for
+# fails the memcpy transformer's check ("Provider type ... is not set") where the CPU provider alone
+# says "Could not find an implementation".
+CAPABILITIES = (
+    Capability(r"Could not find an implementation|Kernel not found", "onnxruntime/core/framework/kernel_registry.cc",
+               "Could not find an implementation for MaxPool(1) node with name ''"),
+    Capability(r"not supported yet|is not supported", "the WebGPU and WebAssembly providers' checks of what they "
+               "implement", "Non-zero status code returned while running MaxPool node. Name:'_token_2' Status Message: "
+               "pool.cc:276 ComputeInternal The Indices output is not supported yet."),
+    Capability(r"requires f16 but the device does not support it", "the WebGPU provider (a device without shader-f16)",
+               "Non-zero status code returned while running Transpose node. Name:'Transpose' Status Message: "
+               "shader_helper.cc:416 GenerateSourceCode Program Transpose requires f16 but the device does not support "
+               "it."),
+    Capability(r"Unsupported data type", "onnxruntime-common's Tensor, or this adapter (an element type the "
+               "JavaScript API has no tensor type for)",
+               "Unsupported data type: bfloat16 (input 'X') has no tensor type in onnxruntime's JavaScript API"),
+    Capability(r"Unsupported pooling size", "onnxruntime/core/providers/cpu/nn/pool.cc and unpool.cc (a rank their "
+               "kernels have no loop for: four or more spatial axes)",
+               "Non-zero status code returned while running MaxPool node. Name:'' Status Message: Unsupported pooling "
+               "size."),
+    Capability(r"is not a registered function/op", "onnxruntime/core/graph/graph.cc (a domain it has no schema for)",
+               "Fatal error: org.openvinotoolkit:MaxPool(-1) is not a registered function/op"),
+    Capability(r"Provider type for \S+ node with name '[^']*' is not set", "onnxruntime/core/optimizer/"
+               "transformer_memcpy.cc", "Exception during initialization: /onnxruntime_src/onnxruntime/core/optimizer/"
+               "transformer_memcpy.cc:253 bool onnxruntime::TransformerMemcpyImpl::IsNodeCompatibleWithProvider(const "
+               "onnxruntime::Node&) const Provider type for MaxPool node with name '' is not set"),
+)
 DTYPES = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int8": "|i1", "uint8": "|u1", "int16": "<i2",
           "uint16": "<u2", "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "bool": "|b1"}
 NAMES = {text: name for name, text in DTYPES.items()}
@@ -90,7 +112,7 @@ class OrtJsBackend:
         answer, buffers = self._exchange(header, [model.SerializeToString(), *data])
         if answer.get("kind") == "error":
             message = str(answer.get("message"))
-            if CANNOT.search(message):
+            if declared(message, CAPABILITIES):
                 raise Unsupported(message)
             raise RuntimeError(message)
         by_name = {o["name"]: np.frombuffer(bytearray(b), DTYPES[o["dtype"]]).reshape(o["shape"])

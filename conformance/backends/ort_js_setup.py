@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..expand.cache import key_directory
+from ..load.user_dirs import APP, base_directory
 from ..load.limits import ReadRefused, read_regular
 
 EPS = ("cpu", "webgpu", "wasm")
@@ -41,8 +42,8 @@ MAX_MANIFEST_BYTES = 16 << 20  # the pinned tree's manifest is about 200 kB
 
 
 def cache_directory() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base, "maxpool-conformance", "ort-js")
+    base = base_directory("XDG_CACHE_HOME", ".cache")
+    return Path(base or Path.home() / ".cache", APP, "ort-js")
 
 
 def node_modules() -> Path:

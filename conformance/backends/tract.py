@@ -7,7 +7,6 @@ refusal stays an error. tract aborts its process on some invalid models: run it 
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -15,9 +14,15 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from .base import Unsupported, import_extra
+from .base import Capability, Unsupported, declared, import_extra
 
-CANNOT = re.compile(r"Unimplemented\(|elem_type: Bfloat16")
+# What tract declares it cannot run; any other refusal of a valid model is a bug.
+CAPABILITIES = (
+    Capability(r"Unimplemented\(", "onnx/src/model.rs, an operator with no translation to tract's ops",
+               'Translating node #2 "output" Unimplemented(MaxUnpool) ToTypedTranslator'),
+    Capability(r"elem_type: Bfloat16", "onnx/src/tensor.rs, an element type with no datum type",
+               "translating to fact: Tensor { elem_type: Bfloat16, shape: Some(TensorShapeProto { dim: [...] }) }"),
+)
 DATUM_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
                "uint16": "u16", "int32": "i32", "uint32": "u32", "int64": "i64", "uint64": "u64", "bool": "bool"}
 
@@ -45,7 +50,7 @@ class TractBackend:
                         loaded.set_input_fact(index, ",".join([*map(str, array.shape), DATUM_TYPES[array.dtype.name]]))
                 runnable = loaded.into_model().into_runnable()
             except self.tract.TractError as e:
-                if CANNOT.search(str(e)):
+                if declared(str(e), CAPABILITIES):
                     raise Unsupported(str(e)) from e
                 raise
         return [output.to_numpy() for output in runnable.run(arrays)]

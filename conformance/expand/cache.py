@@ -1,4 +1,6 @@
-"""Expanded case files, cached between runs in pytest's cache directory (``.pytest_cache``).
+"""Expanded case files, cached between runs: the bundled cases in the user's cache
+(``$XDG_CACHE_HOME/maxpool-conformance/expansions``, shared by every directory and the installed
+wheel), a ``--cases`` directory's in pytest's cache directory (``.pytest_cache``) of the run's.
 
 Parsing and validating the YAML, then expanding it, is most of a run's start (about 5 s on two
 cores), and a pasted repro line (``-k <id>``) needs it all to find its one item. The items of a
@@ -31,6 +33,7 @@ from typing import Any, Callable, TypeVar
 
 from ..load.cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
 from ..load.limits import Limits, ReadRefused, read_regular
+from ..load.user_dirs import APP, base_directory, own_directory
 from . import codec
 from .items import Item, expand
 
@@ -44,8 +47,20 @@ T = TypeVar("T")
 
 
 def key_directory() -> Path:
-    """Where the user's cache key lives: their configuration directory, never the cache's."""
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "maxpool-conformance"
+    """Where the user's cache key lives: their configuration directory, never the cache's. OSError
+    where the user has none (no home): the run then goes uncached."""
+    base = base_directory("XDG_CONFIG_HOME", ".config")
+    if base is None:
+        raise OSError("no configuration directory for the cache key (no HOME)")
+    return base / APP
+
+
+def shared_cache_directory() -> Path | None:
+    """The user's cache of the bundled cases, shared by every directory a run starts from (and by
+    the installed wheel): ``$XDG_CACHE_HOME/maxpool-conformance/expansions``; None where the user
+    has none of their own (the run then keeps its cache in pytest's, per directory)."""
+    base = base_directory("XDG_CACHE_HOME", ".cache")
+    return None if base is None else own_directory(base / APP / "expansions")
 
 
 def user_key() -> bytes:
@@ -133,23 +148,34 @@ def reference_digest() -> str:
 
 
 def expansion_cache(config, case_dir: Path, limits: Limits) -> ExpansionCache | None:
-    """The cache in pytest's cache directory (``-p no:cacheprovider`` turns it off), or None
-    where that directory cannot be made (a file in its place, a read-only tree): the run then
-    loads everything itself."""
+    """The cache: the user's own for the bundled cases (every directory shares it), pytest's cache
+    directory for a ``--cases`` directory of one's own (``-p no:cacheprovider`` turns either off);
+    None where none can be made (a file in its place, a read-only tree, no cache key): the run
+    then loads everything itself."""
     cache = getattr(config, "cache", None)
     if cache is None:
         return None
     try:
-        return ExpansionCache(cache.mkdir("conformance-items"), case_dir, limits)
+        shared = shared_cache_directory() if _bundled(case_dir) else None
+        return ExpansionCache(shared or cache.mkdir("conformance-items"), case_dir, limits)
     except OSError:
         return None
 
 
 def cache_found_in(directory: Path, case_dir: Path, limits: Limits) -> ExpansionCache | None:
     """The cache that a run from ``directory`` (its pytest rootdir) left, for a command outside
-    pytest (``conformance repro``) to read; None where there is none. Nothing is created."""
-    entry = directory / ".pytest_cache" / "d" / "conformance-items"
-    return ExpansionCache(entry, case_dir, limits) if entry.is_dir() and not entry.is_symlink() else None
+    pytest (``conformance repro``) to read: the user's own for the bundled cases; None where there
+    is none."""
+    shared = shared_cache_directory() if _bundled(case_dir) else None
+    entry = shared or directory / ".pytest_cache" / "d" / "conformance-items"
+    try:
+        return ExpansionCache(entry, case_dir, limits) if entry.is_dir() and not entry.is_symlink() else None
+    except OSError:  # no cache key can be kept: uncached
+        return None
+
+
+def _bundled(case_dir: Path) -> bool:
+    return case_dir.resolve() == bundled_case_dir().resolve()
 
 
 class ExpansionCache:

@@ -24,7 +24,7 @@ from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, Readings, from_storage_order, node_axes, openvino_bound
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
-from .control import TwinRefused, refused_twin, run_on_copies
+from .control import TwinFailed, failed_twin, run_on_copies
 from .diagnosis import diagnose
 from .where import differences_lie
 from .oracle import SuiteError, consult, derive
@@ -65,7 +65,10 @@ class Verdict:
     # divergent: per open question, the readings the outputs are consistent with (two readings can
     # give an item the same outputs), so that a report can tell one reading from two per question
     readings: dict[str, list[str]] = field(default_factory=dict)
-    control: str | None = None  # unsupported: the valid twin the backend refused too
+    control: str | None = None  # unsupported: the valid twin the backend declared it cannot run too
+    # error, crash, timeout: the valid twin failed too, in a way that is no declared refusal (a bug
+    # on the minimal valid model: the item's line is the twin's)
+    twin: TwinFailed | None = None
     flaky: bool = False  # a crash that some rerun of the item did not meet (--conformance-rerun-crashes)
     # fail: the defect models that reproduce the backend's outputs exactly (judge/diagnosis.py)
     diagnosis: list[str] = field(default_factory=list)
@@ -97,15 +100,13 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), ambiguities)
     except IsolationFailed as e:
         raise SuiteError(str(e)) from None
-    except BackendLost as e:
-        return Verdict(_LOST[type(e)], str(e), e.details, ambiguities)
-    except BackendGarbage as e:
-        return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), ambiguities)
+    except (BackendLost, BackendGarbage) as e:
+        return _beside_twin(_lost_or_garbage(e, ambiguities), item, backend, seed)
     except Exception as e:  # noqa: BLE001 - every failure of a backend is a result
         summary = f"{_type_name(e)}: {first_line(str(e))}"
-        twin = refused_twin(item, backend, seed)
-        if twin is not None:  # it cannot run this operator version, type or rank at all
-            return _cannot_run(twin, summary, _exception_text(e), ambiguities)
+        twin = failed_twin(item, backend, seed)
+        if twin is not None:  # no control: declared, it cannot run this version, type or rank at all; else a bug
+            return _against_failed_twin(twin, summary, _exception_text(e), ambiguities)
         if any("rejected" in a.interpretations for a in open_ones):  # a reading the registry names
             return Verdict(Outcome.DIVERGENT, f"observed: refused ({summary})", _exception_text(e), ambiguities,
                            reading="refused", readings={a.id: ["refused"] for a in open_ones})
@@ -179,15 +180,13 @@ def _judge_rejection(item: Item, backend: Backend, seed: int, question: Ambiguit
         return Verdict(Outcome.UNSUPPORTED, first_line(str(e)), str(e), tags)
     except IsolationFailed as e:  # the suite's failure is no refusal of the backend's
         raise SuiteError(str(e)) from None
-    except BackendLost as e:  # losing the process is no way to refuse
-        return Verdict(_LOST[type(e)], str(e), e.details, tags)
-    except BackendGarbage as e:  # nor is an answer that is not one
-        return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), tags)
+    except (BackendLost, BackendGarbage) as e:  # losing the process is no way to refuse, nor is garbage
+        return _beside_twin(_lost_or_garbage(e, tags), item, backend, seed)
     except Exception as e:  # noqa: BLE001 - a refusal in any form is what the item asks for
         refusal = f"refused: {_type_name(e)}: {first_line(str(e))}"
-        twin = refused_twin(item, backend, seed)
-        if twin is not None:  # it refuses the valid model as well: the refusal proves nothing
-            return _cannot_run(twin, f"{_type_name(e)}: {first_line(str(e))}", _exception_text(e), tags)
+        twin = failed_twin(item, backend, seed)
+        if twin is not None:  # it fails the valid model as well: the refusal proves nothing
+            return _against_failed_twin(twin, f"{_type_name(e)}: {first_line(str(e))}", _exception_text(e), tags)
         if question:
             return Verdict(Outcome.DIVERGENT, f"observed: {refusal}", _exception_text(e), tags, reading="refused",
                            readings={question.id: ["refused"]})
@@ -227,13 +226,32 @@ def _undefined_values(item: Item, written: dict[str, np.ndarray], registry: dict
                    {key: [reading] for key in keys})
 
 
-def _cannot_run(twin: TwinRefused, summary: str, text: str, tags: list[str]) -> Verdict:
-    """The item refused, and its valid twin too: the backend cannot run this operator version,
-    type or rank at all."""
-    return Verdict(Outcome.UNSUPPORTED, f"refuses its valid twin too ({twin.twin}: {twin.message}); the item: {summary}",
-                   f"The backend refuses this item:\n{text}\n\nand refuses its valid twin {twin.twin}, a minimal valid "
-                   f"model of the same operator version, element type and rank, too:\n{twin.message}", tags,
-                   control=twin.twin)
+def _against_failed_twin(twin: TwinFailed, summary: str, text: str, tags: list[str]) -> Verdict:
+    """The item refused, and its valid twin failed too. Declared (the backend cannot run this
+    operator version, type or rank at all): unsupported. Otherwise the twin's failure is a bug on a
+    valid model, and the item's refusal proves nothing: an error, that carries the twin."""
+    if twin.declared:
+        return Verdict(Outcome.UNSUPPORTED, f"refuses its valid twin too ({twin.twin}: {twin.message}); the item: {summary}",
+                       f"The backend refuses this item:\n{text}\n\nand declares that it cannot run its valid twin "
+                       f"{twin.twin}, a minimal valid model of the same operator version, element type and rank:\n"
+                       f"{twin.message}", tags, control=twin.twin)
+    return Verdict(Outcome.ERROR, f"{summary}; its minimal valid model fails too ({twin.twin}: {twin.outcome.value}: "
+                   f"{twin.message})", f"The backend refuses this item:\n{text}\n\nand fails its valid twin {twin.twin}, "
+                   f"a minimal valid model of the same operator version, element type and rank, with no declared "
+                   f"refusal ({twin.outcome.value}):\n{twin.message}", tags, twin=twin)
+
+
+def _beside_twin(verdict: Verdict, item: Item, backend: Backend, seed: int) -> Verdict:
+    """A crash, a timeout or garbage, judged on its own, with the valid twin's failure where the
+    backend fails that too with no declared refusal (the line is then the minimal valid model's)."""
+    twin = failed_twin(item, backend, seed)
+    return dataclasses.replace(verdict, twin=twin) if twin is not None and not twin.declared else verdict
+
+
+def _lost_or_garbage(e: Exception, tags: list[str]) -> Verdict:
+    if isinstance(e, BackendLost):
+        return Verdict(_LOST[type(e)], str(e), e.details, tags)
+    return Verdict(Outcome.ERROR, f"returned garbage: {e}", str(e), tags)
 
 
 def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -168,6 +168,8 @@ class ConformanceItem(pytest.Item):
         if verdict.outcome is not Outcome.PASS:
             self.record["repro"] = state.repro(self.item.id, self.target.spec)
             self.record["script"] = repro_command(self.item.id, self.target.spec, state.seed, state.case_dir)
+            if "twin" in self.record:  # its line is the minimal valid model's: that model's own script
+                self.record["twin"]["script"] = f"{self.record['script']} --twin"
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(f"unsupported: {verdict.message}")
         if verdict.outcome in FAILING:

@@ -9,7 +9,7 @@ import pytest
 
 from ..judge.expectations import Expectations, file_names
 from ..outcomes import Outcome
-from ..report.results import cannot_run_lines
+from ..report.results import cannot_run_lines, failed_twin_lines
 from ..report.writer import header_lines
 from .session import SuiteSession, report_record
 
@@ -97,8 +97,14 @@ class TerminalTable:
             terminalreporter.write_line(f"{row:<30}" + "".join(f"{c:>12}" for c in counts) + f"{sum(counts):>8}")
         refused = cannot_run_lines(records)
         if refused:  # learnt from the valid twins: what makes the unsupported items unsupported
-            terminalreporter.section("conformance: what the backend cannot run at all (the valid twins it refused)")
+            terminalreporter.section("conformance: what the backend cannot run at all (the valid twins it declared "
+                                     "it cannot run)")
             for line in refused:
+                terminalreporter.write_line(line)
+        failed = failed_twin_lines(records)
+        if failed:  # a twin that crashed, hung or raised undeclared: a bug on a valid model, never unsupported
+            terminalreporter.section("conformance: minimal valid models the backend fails (no declared refusal)")
+            for line in failed:
                 terminalreporter.write_line(line)
         if self.session.report_dir is not None:
             terminalreporter.write_line(f"conformance report: {self.session.report_dir}/ (results.json, report.html, summary.md)")

@@ -204,6 +204,14 @@ def _failure(record: ItemRecord) -> str:
         own = re.fullmatch(r"repro/[A-Za-z0-9_.-]+\.py", str(record.get("script_file", "")))
         link = f"<a href='{escape(record['script_file'])}'>script</a>: " if own else "script: "
         repro += f"<div>standalone {link}<code>{escape(record['script'])}</code></div>"
+    twin = record.get("twin")
+    if twin:  # the line's cause: its minimal valid model fails too
+        own = re.fullmatch(r"repro/[A-Za-z0-9_.-]+\.py", str(twin.get("script_file", "")))
+        link = f"<a href='{escape(twin['script_file'])}'>script</a>: " if own else "script: "
+        repro += (f"<div>its minimal valid model <code>{escape(twin['id'])}</code> fails too, {escape(twin['outcome'])}: "
+                  f"{escape(twin['message'])}</div>"
+                  + (f"<div>the minimal valid model's standalone {link}<code>{escape(twin['script'])}</code></div>"
+                     if twin.get("script") else ""))
     return (f"<div class='item'>{_badge(record['outcome'], '')}<code>{escape(record['id'])}</code> "
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 

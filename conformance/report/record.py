@@ -15,6 +15,7 @@ from ..expand.items import Item, qualified_op
 from ..judge.verdict import Verdict
 from ..expand.selectors import question_columns
 
+SCHEMA_VERSION = 1  # of results.json and of the journal
 REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
 
 
@@ -49,6 +50,7 @@ class ItemRecord(TypedDict, total=False):
     reading: str
     readings: dict[str, list[str]]
     control: str
+    twin: dict[str, str]  # id, outcome, message: the valid twin's failure, where it is no declared refusal
     diagnosis: list[str]
     where: str
     flaky: bool
@@ -128,12 +130,14 @@ def item_record(item: Item, case_dir: Path) -> ItemRecord:
 
 def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
     """``record`` with what ``verdict`` found: its outcome, message and open questions, and those of
-    its reading, control, reruns, readings, diagnosis, difference and whole reason that it has."""
+    its reading, control, failed twin, reruns, readings, diagnosis, difference and whole reason that it has."""
     record["outcome"], record["message"], record["ambiguity"] = verdict.outcome.value, verdict.message, verdict.ambiguities
     if verdict.reading is not None:
         record["reading"] = verdict.reading
     if verdict.control is not None:
         record["control"] = verdict.control
+    if verdict.twin is not None:
+        record["twin"] = verdict.twin.as_json()
     if verdict.flaky:
         record["flaky"] = True
     if verdict.readings:
@@ -153,6 +157,15 @@ def seen_line(record: ItemRecord) -> str:
     """What a run saw of an item, in one line (for its standalone script's docstring)."""
     return (f"What the suite saw on {record['backend']} {record.get('backend_version', '')}: "
             f"{record['outcome']}: {record['message'][:400]}")
+
+
+def twin_seen_line(record: ItemRecord) -> str | None:
+    """What a run saw of an item's valid twin, where it failed (for the twin's script's docstring)."""
+    twin = record.get("twin")
+    if not twin:
+        return None
+    return (f"What the suite saw on {record['backend']} {record.get('backend_version', '')}, as the control of "
+            f"{record['id']}: {twin['outcome']}: {twin['message'][:400]}")
 
 
 def bounded(text: str, limit: int = REASON_LIMIT) -> str:

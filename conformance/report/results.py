@@ -19,6 +19,7 @@ from ..load.schema_check import compile_schema
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_markdown
 from .record import BackendRecord, Environment, ItemRecord, RunDocument
+from .journal import journal_document
 
 
 Record = ItemRecord
@@ -32,9 +33,11 @@ class ResultsError(ValueError):
 def read_results(path: Path, max_bytes: int = MAX_RESULTS_BYTES) -> RunDocument:
     """A results.json, read as untrusted input: a regular file within ``max_bytes``, JSON
     (no nesting or integer that the parser refuses), every record valid against the schema.
-    ResultsError, in one line, otherwise."""
+    ResultsError, in one line, otherwise. A run's journal (``results.journal.jsonl``, what a killed
+    run leaves) is read as the partial document it holds."""
     try:
-        document = json.loads(read_state_text(Path(path), max_bytes))
+        text = read_state_text(Path(path), max_bytes)
+        document = journal_document(text.splitlines(), str(path)) if Path(path).name.endswith(".jsonl") else json.loads(text)
     except ReadRefused as e:
         raise ResultsError(e.message) from None
     except MemoryError:
@@ -469,7 +472,10 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
         name = chosen.get((r["backend"], r["id"]))
         plain = without_readings(name) if name else None
         family = family_of(plain) if plain else None
-        key = f"{r['outcome']}: {DIAGNOSED}{FAMILIES[family]}" if family else cause_signature(r, plain)
+        if r.get("twin"):  # the minimal valid model fails too: that is the line, whatever the item is
+            key = twin_signature(r)
+        else:
+            key = f"{r['outcome']}: {DIAGNOSED}{FAMILIES[family]}" if family else cause_signature(r, plain)
         grouped[r["backend"], key].append(r)
     for (backend, signature), records in list(grouped.items()):  # name every model that reproduces the whole line
         if DIAGNOSED in signature:
@@ -486,6 +492,7 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
             if read and read < len(records):
                 renamed += f"; {read} of its items under a reading of an open question (each item's diagnosis names it)"
             grouped[backend, renamed] = grouped.pop((backend, signature))
+    _name_failed_twins(grouped)
     _split_by_deciding_attributes(grouped, items)
     _merge_refusals_by_deciding_attributes(grouped, items)
     _split_checked_domains_by_rule(grouped)
@@ -494,6 +501,57 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
         clusters[backend].append(Cluster(backend, signature, records))
     return dict(clusters)
+
+
+MINIMAL = "fails on the minimal valid model of "
+# A twin's id: Op-version/valid_twin/rank<R>-<inputs>-<outputs>[<element type>]
+_TWIN_PARTS = re.compile(r"^(?P<op>.+)-(?P<version>\d+)/valid_twin/rank(?P<rank>\d+)-(?P<inputs>[^-\[]*)-(?P<outputs>[^\[]*)"
+                         r"\[(?P<dtype>[^\]]+)\]$")
+
+
+def twin_signature(record: Record) -> str:
+    """The line of an item whose valid twin the backend fails too with no declared refusal: the
+    twin's failure made generic as any refusal's or crash's is (``cause_signature``), named in full
+    by ``_name_failed_twins`` once the line's twins are known. A panic on every model with Indices
+    is one line, however many items, versions and element types it hits."""
+    twin = record["twin"]
+    return f"{MINIMAL}…: " + cause_signature({"outcome": twin["outcome"], "message": twin["message"]})
+
+
+def failed_twin_lines(items: list[Record]) -> list[str]:
+    """One line per backend and failure of minimal valid models (``twin_signature``), with its item
+    count: the bugs the valid twins showed, for the end of a run beside what it cannot run."""
+    grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    for r in items:
+        if r.get("twin"):
+            grouped[r["backend"], twin_signature(r)].append(r)
+    _name_failed_twins(grouped)
+    return [f"{backend}: {len(records)} item{'s' if len(records) != 1 else ''}: {signature}"
+            for (backend, signature), records in sorted(grouped.items())]
+
+
+def _name_failed_twins(grouped: dict[tuple[str, str], list[Record]]) -> None:
+    """Each line of failed twins named by the minimal valid models it holds (per operator and output
+    set: the versions, ranks and element types) and by the runtime's own words for the first."""
+    for (backend, signature), records in list(grouped.items()):
+        if not signature.startswith(MINIMAL):
+            continue
+        twins = sorted({r["twin"]["id"] for r in records})
+        per_model: dict[tuple[str, str], tuple[set[int], set[int], set[str]]] = {}
+        for twin in twins:
+            found = _TWIN_PARTS.match(twin)
+            if found:
+                versions, ranks, dtypes = per_model.setdefault((found["op"], found["outputs"].replace("_", ", ")),
+                                                               (set(), set(), set()))
+                versions.add(int(found["version"]))
+                ranks.add(int(found["rank"]))
+                dtypes.add(found["dtype"])
+        models = "; ".join(f"{op}-{', '.join(map(str, sorted(v)))} {', '.join(sorted(d))} rank {', '.join(map(str, sorted(k)))} "
+                           f"(outputs {outputs})" for (op, outputs), (v, k, d) in sorted(per_model.items()))
+        first = min(records, key=lambda r: r["twin"]["id"])["twin"]
+        words = diagnostic({"message": first["message"]})
+        named = f"{first['outcome']}: {MINIMAL}{models or ', '.join(twins)}: {words}"
+        grouped.setdefault((backend, named), []).extend(grouped.pop((backend, signature)))
 
 
 def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], items: list[Record]) -> None:
@@ -506,7 +564,7 @@ def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], 
         if r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.SKIPPED.value):
             ran[r["backend"], r["op"]].append(r)
     for (backend, signature), records in list(grouped.items()):
-        if DIAGNOSED in signature or any(r.get("expected") == "reject" for r in records):
+        if DIAGNOSED in signature or MINIMAL in signature or any(r.get("expected") == "reject" for r in records):
             continue
         parts = split(records, [r for op in sorted({r["op"] for r in records}) for r in ran[backend, op]])
         if len(parts) > 1:
@@ -569,6 +627,7 @@ def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[R
         for outcome in (Outcome.ERROR.value, Outcome.CRASH.value):
             lines = {signature: records for (b, signature), records in grouped.items()
                      if b == backend and signature.startswith(f"{outcome}: ") and DIAGNOSED not in signature
+                     and MINIMAL not in signature
                      and all(r.get("expected") != "reject" for r in records)}
             ops = {r["op"] for records in lines.values() for r in records}
             # Held against the valid items only: an invalid model's refusal is its pass, not this cause.

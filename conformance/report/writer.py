@@ -11,8 +11,6 @@ import platform
 import re
 import shlex
 import tempfile
-import time
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -23,9 +21,9 @@ import onnx
 from ..backends import Backend
 from ..expand.items import Item
 from ..judge.oracle import ScriptValues
-from .record import BackendRecord, Environment, ItemRecord, RunDocument
+from .journal import JOURNAL_FILE, document_of
+from .record import SCHEMA_VERSION, BackendRecord, Environment, ItemRecord, RunDocument
 
-SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
 FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
 HTML_FILE = "report.html"
@@ -112,47 +110,72 @@ class ReportDirectory:
 
 
 class Results:
-    """The run's records; with a directory, rewritten there atomically every few seconds as
-    ``partial`` so that an interrupted or killed run still leaves a valid report."""
+    """The run's records. With a directory, each record is appended to a journal as it arrives
+    (JSON lines, written at once: a killed run keeps every finished item, and ``conformance report
+    DIR/results.journal.jsonl`` makes its partial report), and results.json is written once, at the
+    end: the cost per record is constant, never a rewrite of the run so far."""
 
-    def __init__(self, env: Environment, directory: ReportDirectory | Path | None, every_s: float = 2.0):
-        self.env, self.directory, self.every_s = env, directory, every_s
+    def __init__(self, env: Environment, directory: ReportDirectory | Path | None):
+        self.env, self.directory = env, directory
         self.started = _now()
         self.records: list[ItemRecord] = []
         self.collection_errors: dict[str, str] = {}
-        self.last_write = time.monotonic()
+        self.journal: int | None = None
+        if directory is not None:
+            self.journal = _open_journal(Path(directory / JOURNAL_FILE))
+            self._append({"journal": SCHEMA_VERSION, "environment": env, "started": self.started})
 
     def add(self, record: ItemRecord) -> None:
         self.records.append(record)
-        if self.directory is not None and time.monotonic() - self.last_write >= self.every_s:
-            self.checkpoint()
-
-    def checkpoint(self, interrupted: bool = False) -> None:
-        """Write what there is, as partial; a failure (a full disk) is left for the final write to report."""
-        with contextlib.suppress(ReportError):
-            self.write(partial=True, interrupted=interrupted)
+        self._append({"record": record})
 
     def add_collection_error(self, node: str, message: str) -> None:
         self.collection_errors[node] = message
+        self._append({"collection_error": {"node": node, "message": message}})
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        """One line of the journal, in one write (a line is whole or, cut by a kill, the last); a
+        failure (a full disk) closes the journal and leaves the final write to report."""
+        if self.journal is None:
+            return
+        try:
+            os.write(self.journal, (json.dumps(entry, allow_nan=False, default=numpy_scalars) + "\n").encode())
+        except OSError:
+            self.close_journal()
+
+    def close_journal(self, remove: bool = False) -> None:
+        """Closed; with ``remove``, deleted too (results.json now holds all it held)."""
+        if self.journal is not None:
+            os.close(self.journal)
+            self.journal = None
+            if remove and self.directory is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.directory / JOURNAL_FILE)
+
+    def checkpoint(self, interrupted: bool = False) -> None:
+        """Write what there is as a partial results.json, where a run ends before its session
+        does (or starts): a failure (a full disk) is left for the final write to report."""
+        with contextlib.suppress(ReportError):
+            self.write(partial=True, interrupted=interrupted)
 
     def document(self, partial: bool, interrupted: bool = False) -> RunDocument:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "partial": partial,
-            "interrupted": interrupted,
-            "environment": self.env,
-            "started": self.started,
-            "finished": None if partial else _now(),
-            "summary": dict(sorted(Counter(r["outcome"] for r in self.records).items())),
-            "collection_errors": [{"node": n, "message": m} for n, m in sorted(self.collection_errors.items())],
-            "items": sorted(self.records, key=lambda r: (r["id"], r["backend"])),
-        }
+        return document_of(self.env, self.started, self.records, self.collection_errors, partial, interrupted)
 
     def write(self, partial: bool, interrupted: bool = False) -> Path:
-        self.last_write = time.monotonic()
         assert self.directory is not None, "results without a report directory are never written"
         return _write_report(self.directory / RESULTS_FILE,
                              json.dumps(self.document(partial, interrupted), allow_nan=False, default=numpy_scalars))
+
+
+def _open_journal(path: Path) -> int:
+    """The journal, new and empty: a file or link left in its place is removed, never followed or
+    appended to. ReportError where it cannot be made (a read-only directory, a full disk)."""
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        raise ReportError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def write_reports(results: Results, partial: bool, interrupted: bool,
@@ -171,6 +194,7 @@ def write_reports(results: Results, partial: bool, interrupted: bool,
     if not partial and values_of is not None:
         write_scripts(document, directory, values_of, items_of)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
+    results.close_journal(remove=not partial)  # a whole run's results.json holds all the journal held
     _write_report(directory / HTML_FILE, render_html(document))
     _write_report(directory / MARKDOWN_FILE, render_markdown(document))
 
@@ -182,10 +206,11 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
                   items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
     """The standalone script of each failure cause's smallest item, the one the HTML shows, as
     ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
+    from ..judge.control import twin_of
     from ..scripts.items import find_item
     from ..scripts.standalone import item_script
     from .html import SHOWN_CLUSTERS
-    from .record import seen_line
+    from .record import seen_line, twin_seen_line
     from .results import failure_clusters
 
     if not document["environment"].get("cases"):  # a document of no case directory: nothing to rebuild
@@ -199,14 +224,17 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
             spec = next((w.partition("=")[2] for w in shlex.split(record.get("script", "")) if w.startswith("--backend=")), None)
             if spec is None or not cases.is_dir():
                 continue
+            twin = record.get("twin")  # a line of a failed minimal valid model: that model's script
             try:
-                item = find_item(record["id"].partition("@")[0], cases, record.get("file"), items_of)
-                script = item_script(item, spec, seed, *values_of(item), seen_line(record))
+                found = find_item(record["id"].partition("@")[0], cases, record.get("file"), items_of)
+                item = twin_of(found, seed) if twin else found
+                assert item is not None, "a failed twin is found again"
+                script = item_script(item, spec, seed, *values_of(item), twin_seen_line(record) if twin else seen_line(record))
             except Exception:  # noqa: BLE001 - the item gone from the cases, say: a report without this link
                 continue
-            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['backend']}_{record['id']}").strip("_")[:150]
-            record["script_file"] = f"{SCRIPTS_DIR}/{name}.py"
-            _write_report(directory / record["script_file"], script)
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['backend']}_{item.id}").strip("_")[:150]
+            (twin or record)["script_file"] = f"{SCRIPTS_DIR}/{name}.py"
+            _write_report(directory / f"{SCRIPTS_DIR}/{name}.py", script)
 
 
 def _real_directory(path: Path) -> None:

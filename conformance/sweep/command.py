@@ -31,13 +31,16 @@ from ..report.results import ResultsError, read_results
 from ..report.scoreboard import write_scoreboard
 from .cells import RESULTS, Outcome, finished, run_cell
 from .plan import Cell, SweepError, as_matrix, read_sweep, suite_revision
+from ..load.user_dirs import APP, base_directory
 
 ROOT = Path(__file__).resolve().parents[2]  # the suite's source: each cell installs it, editable
 
 
 def default_environments() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "maxpool-conformance" / "sweep-environments"
+    cache = base_directory("XDG_CACHE_HOME", ".cache")
+    if cache is None:
+        raise SweepError("no cache directory for the environments (no HOME): pass --environments DIR")
+    return cache / APP / "sweep-environments"
 
 
 def add_parsers(commands) -> None:
