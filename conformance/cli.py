@@ -184,6 +184,8 @@ def _command(args: argparse.Namespace) -> int:
             sys.stdout.write(page)
         return 0
     if args.command == "report":
+        if len({path.resolve() for path in args.results}) < len(args.results):  # its items would count twice
+            raise ResultsError("a results file is named twice: name each run once")
         document = load(args.results)
         write_atomically(args.output / HTML_FILE, render_html(document))
         write_atomically(args.output / MARKDOWN_FILE, render_markdown(document))
@@ -240,7 +242,12 @@ def _draft(results: Path, backend: str | None, output: Path | None, into: Path |
         print(e, file=sys.stderr)
         return 2
     if into is not None:  # the name the run looks for: its backend's, a module:Class backend's class
-        output = into / f"{file_names(backend or names[0])[0]}.yaml"
+        named = file_names(backend or names[0])
+        if not named:
+            print(f"--into: the backend's name {escaped(repr((backend or names[0])[:80]))} cannot name a file in "
+                  f"{into} (a separator, a leading dot or a control character): give -o FILE", file=sys.stderr)
+            return 2
+        output = into / f"{named[0]}.yaml"
     if output:
         write_atomically(output, text)
         print(f"wrote {output}: review each reason before you commit it")

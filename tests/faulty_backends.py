@@ -679,3 +679,27 @@ class NotImplementedOnIndices(FailsOnIndices):
 
     def fail(self):
         raise NotImplementedError("MaxPool's Indices output")
+
+
+class SeedsFloat32AtLowestFinite(LowestFiniteInEmptyWindows):
+    """ONNX Runtime's MLAS, in short: float32 maxima of -inf come back as -FLT_MAX, the running
+    maximum's seed (on whichever shapes a machine's vector kernels take)."""
+
+
+class SeedsAtLowestFiniteAndShiftsIndices(Faulty):
+    """The seed bug above and a second one on the same items: every index one too far."""
+
+    def run(self, model, inputs):
+        outputs = SeedsFloat32AtLowestFinite.run(self, model, inputs)
+        return [outputs[0], *(i + 1 for i in outputs[1:])]
+
+
+class RefusesInvalidModelsInCapabilityWords(Faulty):
+    """Correct, but words its refusal of an invalid model as a capability (OpenVINO's "Expected a
+    3D, 4D or 5D tensor for the input" for its own 6-D MaxPool): declared, and a refusal all the same."""
+
+    def run(self, model, inputs):
+        try:
+            return self.correct(model, inputs)
+        except Exception as e:
+            raise Unsupported(f"Expected a 3D, 4D or 5D tensor for the input ({e})") from e

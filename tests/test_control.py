@@ -133,3 +133,10 @@ def test_a_not_implemented_error_is_a_declared_refusal(items):
     item = pick(items, lambda i: not i.case.reject and i.case.op == "MaxPool" and len(i.outputs) == 2)
     verdict = evaluate(item, load_backend("tests.faulty_backends:NotImplementedOnIndices"), 0, bundled_registry())
     assert verdict.outcome is Outcome.UNSUPPORTED and "NotImplementedError: MaxPool's Indices output" in verdict.message
+
+
+def test_a_must_reject_item_refused_in_capability_words_passes_where_the_twin_runs(items):
+    item = pick(items, lambda i: i.case.reject and i.version == 12 and i.case.op == "MaxPool" and not i.case.ambiguity)
+    verdict = evaluate(item, load_backend("tests.faulty_backends:RefusesInvalidModelsInCapabilityWords"), 0,
+                       bundled_registry())
+    assert verdict.outcome is Outcome.PASS and "Expected a 3D, 4D or 5D tensor" in verdict.message

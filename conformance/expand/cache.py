@@ -66,16 +66,17 @@ def shared_cache_directory() -> Path | None:
 def user_key() -> bytes:
     """The user's secret key for sealing cache entries, made on first use (32 random bytes, a file
     of mode 0600, created whole: xdist workers that race both read the one that won). A key file
-    that is not one (garbage, a link, a FIFO) is replaced by a new key, which costs the cache its
-    entries, nothing else. OSError where no key can be kept: the run then goes uncached."""
+    that is not one (garbage, a link, a FIFO), or that is not the user's alone (another user owns
+    it, or others may read or write it: anyone could forge entries with it), is replaced by a new
+    key, which costs the cache its entries, nothing else. OSError where no key can be kept: the run then goes uncached."""
     directory = key_directory()
     path = directory / KEY_FILE
     for _attempt in range(3):
         try:
             text = read_regular(path, 64, follow_links=False).decode("ascii")
-            if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+            if len(text) == 64 and all(c in "0123456789abcdef" for c in text) and _private(path):
                 return bytes.fromhex(text)
-        except (ReadRefused, UnicodeDecodeError):
+        except (ReadRefused, UnicodeDecodeError, OSError):
             pass
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{KEY_FILE}", suffix=".tmp")  # mode 0600
@@ -92,6 +93,12 @@ def user_key() -> bytes:
         finally:
             Path(temporary).unlink(missing_ok=True)
     raise OSError(f"no cache key can be kept in {directory}")
+
+
+def _private(path: Path) -> bool:
+    """The file is the user's own and no one else's to read or write."""
+    info = os.lstat(path)
+    return info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def seal(key: bytes, name: str, data: bytes) -> bytes:

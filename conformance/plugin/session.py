@@ -63,14 +63,27 @@ def name_part_of(expression: str) -> str | None:
 MAX_ID_FILE_BYTES = 16 << 20
 
 
+MAX_SHARDS = 100_000  # more machines than items would leave shards empty; a bound keeps int() cheap
+MAX_RERUNS = 20  # a crash met 21 times in a row is deterministic enough; each rerun starts a process
+_SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})", re.ASCII)  # ASCII digits: "²" is isdigit() but no int()
+
+
 def shard_of(text: str | None) -> tuple[int, int] | None:
     """``I/N`` -> (I - 1, N); a usage error in one line for anything else."""
     if text is None:
         return None
-    index, slash, count = text.partition("/")
-    if not (slash and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise pytest.UsageError(f"--conformance-shard {text}: give I/N with 1 <= I <= N, e.g. 2/4")
-    return int(index) - 1, int(count)
+    found = _SHARD.fullmatch(text)
+    if not (found and 1 <= int(found[1]) <= int(found[2]) <= MAX_SHARDS):
+        raise pytest.UsageError(f"--conformance-shard {text[:40]}: give I/N with 1 <= I <= N <= {MAX_SHARDS:,}, "
+                                "e.g. 2/4")
+    return int(found[1]) - 1, int(found[2])
+
+
+def reruns_of(count: int) -> int:
+    """--conformance-rerun-crashes, within 0 to MAX_RERUNS: a usage error in one line otherwise."""
+    if not 0 <= count <= MAX_RERUNS:
+        raise pytest.UsageError(f"--conformance-rerun-crashes {count}: give 0 to {MAX_RERUNS}")
+    return count
 
 
 def in_shard(item_id: str, shard: tuple[int, int] | None) -> bool:
@@ -108,7 +121,7 @@ class SuiteSession:
         self.exact_ids = exact_ids(config.getoption("conformance_id"))
         self.shard = shard_of(config.getoption("conformance_shard"))
         self.sample: set[str] | None = None  # --conformance-sample: the covering subset's ids, once computed
-        self.rerun_crashes = max(0, config.getoption("conformance_rerun_crashes"))
+        self.rerun_crashes = reruns_of(config.getoption("conformance_rerun_crashes"))
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()

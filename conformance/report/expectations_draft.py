@@ -13,15 +13,15 @@ from ..judge.verdict import first_line
 from ..outcomes import BACKEND_FAILURES, Outcome
 from ..judge.diagnosis import titles
 from .record import ItemRecord, RunDocument
-from .results import failure_clusters, line_diagnoses, shorten
+from .results import failure_clusters, line_diagnoses, shorten, without_readings
 
 
 def draft_expectations(document: RunDocument, backend: str) -> str:
     """A first expectations file for ``backend`` from a run: the entries of each line of the
     report's failures by cause (``failure_clusters``) under the broadest globs that match no item
-    the entry must not reach. A line one defect model reproduces has its title as the reason and
-    its name as the cause; the reason of another line is its signature and an example message:
-    rewrite it as the cause."""
+    the entry must not reach. A line defect models reproduce is drafted by cause (``diagnosis``:
+    each model's name, its title as the reason); the reason of another line is its signature and an
+    example message: rewrite it as the cause."""
     items = [r for r in document["items"] if r["backend"] == backend]
     if not items:
         raise ValueError(f"the run has no items of backend {backend!r}")
@@ -38,6 +38,9 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
         others = [r["id"] for r in items if r["id"] not in uncovered and r["id"] not in listed
                   and r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.DIVERGENT.value)]
         listed.update(uncovered)
+        if line.diagnosed:  # by cause: the items the model reproduces wherever they show, not the ids seen
+            entries += _by_cause(line.records, {r["id"]: chosen[backend, r["id"]] for r in wrong})
+            continue
         while uncovered:
             first = next(r for r in wrong if r["id"] in uncovered)
             best: str | None = None
@@ -61,9 +64,21 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
     draft = {"backend": backend, "tested_with": version, "entries": entries}
     header = (f"# Drafted by `conformance expectations` from the run of {document['started']}:\n"
               "# one entry per line of the report's failures by cause (several where one glob cannot\n"
-              "# cover a line); the reasons are the defect models that reproduce the items, else the\n"
-              "# lines' signatures: replace those with the causes.\n")
+              "# cover a line; a line defect models reproduce by its models, as diagnosis); the reasons\n"
+              "# are the models' titles, else the lines' signatures: replace those with the causes.\n")
     return header + yaml.safe_dump(draft, sort_keys=False, width=100, allow_unicode=True)
+
+
+def _by_cause(records: list[ItemRecord], names: dict[str, str]) -> list[dict[str, Any]]:
+    """One entry per defect model (and outcome) of a diagnosed line: ``diagnosis`` takes an item
+    whose failure the model reproduces exactly, whichever items a machine's kernels make fail (a
+    draft from ``--conformance-sample`` is no narrower than the run it came from)."""
+    found: dict[tuple[str, str], None] = {}
+    for r in records:
+        found[without_readings(names[r["id"]]), r["outcome"]] = None
+    return [{"diagnosis": name, "outcome": outcome,
+             "reason": f"{titles([name])[0]} (reproduced exactly by the defect model {name})", "cause": name}
+            for name, outcome in found]
 
 
 def _candidate_globs(record: ItemRecord) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from collections import Counter, defaultdict
 from html import escape
@@ -20,6 +21,7 @@ from typing import Any, Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from ..load.limits import ReadRefused, read_regular
 from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
 from .record import BackendRecord, ItemRecord, RunDocument
 from .results import ResultsError, failure_clusters, read_results, shorten
@@ -157,12 +159,12 @@ def _known_reasons(board: dict[str, Any], directory: Path) -> None:
 
 
 def read_history(path: Path | None) -> list[dict[str, Any]]:
-    if path is None or not path.exists():
+    if path is None or not os.path.lexists(path):
         return []
-    with open(path, "rb") as f:
-        data = f.read(MAX_HISTORY_BYTES + 1)
-    if len(data) > MAX_HISTORY_BYTES:
-        raise ResultsError(f"{path}: over {MAX_HISTORY_BYTES:,} bytes")
+    try:  # a regular file within the bound: a FIFO in its place is refused at once, never waited on
+        data = read_regular(path, MAX_HISTORY_BYTES, follow_links=False)
+    except ReadRefused as e:
+        raise ResultsError(f"{path}: {e.message.removeprefix('cannot be read: ')}") from None
     entries = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
@@ -185,7 +187,8 @@ def append_history(path: Path, runs: list[Run]) -> list[dict[str, Any]]:
     added = [{"when": when, "label": r.label, "runtime": r.runtime, "release": r.release, "summary": dict(r.summary)}
              for r in runs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)  # never through a link
+    with os.fdopen(descriptor, "a") as f:
         for entry in added:
             f.write(json.dumps(entry) + "\n")
     return entries + added

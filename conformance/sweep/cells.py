@@ -5,6 +5,7 @@ suite's revision) is unchanged is reused, not run again."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,12 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..load.limits import ReadRefused, read_regular, read_state_text
 from ..report.results import ResultsError, read_results
+from ..report.writer import write_atomically
 from .plan import Cell
 
 CELL_FILE = "cell.json"
 RESULTS = "results.json"
 MAX_CELL_BYTES = 64 * 1024
+MAX_LOG_BYTES = 64 << 20  # of a cell's run.log read back for its last line: a run writes a few MB at most
 INSTALL_TIMEOUT_S = 900
 RUN_TIMEOUT_S = 3600
 
@@ -57,10 +61,11 @@ def read_cells(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
             results.append(path)
             continue
         try:
-            with open(path / CELL_FILE, "rb") as f:
-                cell = json.loads(f.read(MAX_CELL_BYTES + 1)[:MAX_CELL_BYTES])
-        except (OSError, ValueError) as e:
-            raise ResultsError(f"{path}: not a sweep cell ({CELL_FILE}: {e})") from None
+            cell = json.loads(read_state_text(path / CELL_FILE, MAX_CELL_BYTES))
+        except ReadRefused as e:
+            raise ResultsError(f"{path}: not a sweep cell ({e.message})") from None
+        except (OSError, ValueError, RecursionError) as e:
+            raise ResultsError(f"{path}: not a sweep cell ({CELL_FILE}: {str(e)[:200]})") from None
         if not (isinstance(cell, dict) and all(isinstance(cell.get(k), str) for k in ("label", "status", "message"))):
             raise ResultsError(f"{path / CELL_FILE}: a cell has a label, a status and a message")
         if cell["status"] == "ran":
@@ -73,13 +78,12 @@ def read_cells(paths: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
 def finished(cell: Cell, directory: Path, key: str) -> Outcome | None:
     """The cell's earlier outcome where it ran with the same key and its results still read."""
     try:
-        with open(directory / CELL_FILE, "rb") as f:
-            kept = json.loads(f.read(MAX_CELL_BYTES + 1)[:MAX_CELL_BYTES])
+        kept = json.loads(read_state_text(directory / CELL_FILE, MAX_CELL_BYTES))
         if not isinstance(kept, dict) or kept.get("key") != key or kept.get("status") != "ran":
             return None
         summary = read_results(directory / RESULTS)["summary"]
-    except (OSError, ValueError, ResultsError):
-        return None  # an unreadable or foreign cell.json is a cell to run
+    except (OSError, ValueError, RecursionError, ResultsError, ReadRefused):
+        return None  # an unreadable or foreign cell.json (a FIFO, a link, garbage) is a cell to run
     return Outcome(cell, "ran", "", float(kept.get("seconds") or 0), reused=True, summary=summary)
 
 
@@ -96,8 +100,16 @@ def run_cell(cell: Cell, directory: Path, key: str, environments: Path, root: Pa
         outcome = Outcome(cell, "cannot install", problem, time.monotonic() - started)
     else:
         outcome = _run(cell, env, directory, root, started)
-    (directory / CELL_FILE).write_text(json.dumps(outcome.as_json(key), indent=1))
+    write_atomically(directory / CELL_FILE, json.dumps(outcome.as_json(key), indent=1))  # a link there is replaced
     return outcome
+
+
+def _new_file(path: Path):
+    """``path`` opened new for writing: a file or link left in its place is removed first, never
+    written through."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666), "w")
 
 
 def _pins_name(cell: Cell) -> str:
@@ -128,7 +140,7 @@ def prepare(env: Path, root: Path, requirements: list[str]) -> str | None:
             return f"{Path(step[0]).name} took over {INSTALL_TIMEOUT_S} s"
         if done.returncode != 0:
             return _installer_line(done.stderr or done.stdout)
-    ready.write_text("")
+    write_atomically(ready, "")
     return None
 
 
@@ -148,7 +160,7 @@ def _run(cell: Cell, env: Path, directory: Path, root: Path, started: float) -> 
     command = [str(env / "bin" / "python"), "-m", "pytest", "conformance", f"--backend={cell.backend}",
                f"--report={directory}", f"--conformance-label={cell.label}", "-q", *cell.pytest_args]
     log = directory / "run.log"
-    with open(log, "w") as out:
+    with _new_file(log) as out:
         try:
             done = subprocess.run(command, cwd=root, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S,
                                   env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, check=False)
@@ -157,7 +169,10 @@ def _run(cell: Cell, env: Path, directory: Path, root: Path, started: float) -> 
     try:
         document = read_results(directory / RESULTS)
     except (OSError, ResultsError) as e:
-        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        try:
+            tail = read_regular(log, MAX_LOG_BYTES, follow_links=False).decode(errors="replace").strip().splitlines()[-1:] or [""]
+        except ReadRefused as refused:
+            tail = [refused.message]
         return Outcome(cell, "failed to run", f"pytest exited {done.returncode} without results ({tail[0][:200]}; {e})",
                        time.monotonic() - started)
     if document.get("partial"):

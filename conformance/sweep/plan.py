@@ -30,6 +30,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from ..load.cases import read_yaml
+from ..load.limits import ReadRefused, read_state_text
+from ..report.writer import write_atomically
 
 PYPI = "https://pypi.org/pypi/{package}/json"
 MAX_INDEX_BYTES = 64 * 1024 * 1024  # onnxruntime's page is a few MiB
@@ -110,12 +112,12 @@ def _minors_from(package: str, first: str, state: Path, offline: bool) -> tuple[
             raise OSError("offline")
         releases = _installable(package)
         state.mkdir(parents=True, exist_ok=True)
-        cached.write_text(json.dumps(releases))
+        write_atomically(cached, json.dumps(releases))  # a link in its place is replaced, never written through
         how = "from PyPI"
     except (OSError, ValueError) as e:
-        try:
-            releases = json.loads(cached.read_text()[:MAX_INDEX_BYTES])
-        except (OSError, ValueError):
+        try:  # a regular file within the bound: a FIFO or /dev/zero in its place is refused at once
+            releases = json.loads(read_state_text(cached, MAX_INDEX_BYTES))
+        except (OSError, ValueError, RecursionError, ReadRefused):
             raise SweepError(f"cannot list the releases of {package} ({e}) and none were listed before") from None
         if not (isinstance(releases, list) and all(isinstance(v, str) for v in releases)):
             raise SweepError(f"{cached}: not a list of releases")

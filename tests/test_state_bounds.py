@@ -1,0 +1,155 @@
+"""Issue 49's findings that concern options and names read back: every option parsed strictly with
+an upper bound, names from untrusted files never turned into paths as they are, one results file
+never counted twice, and the user's cache key and directories their own."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from conformance.__main__ import main
+from conformance.expand import cache
+from conformance.load.user_dirs import base_directory
+from conformance.plugin.session import MAX_RERUNS, reruns_of, shard_of
+
+
+@pytest.mark.parametrize("text", ["1/²", "²/2", "1/" + "9" * 5000, "0/3", "4/3", "1/3/4", "-1/2", "1/1000000"])
+def test_a_shard_that_is_not_i_of_n_is_a_one_line_usage_error(text):
+    with pytest.raises(pytest.UsageError) as info:
+        shard_of(text)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 200
+
+
+def test_a_shard_within_its_bounds_is_read():
+    assert shard_of("2/4") == (1, 4) and shard_of("100000/100000") == (99999, 100000)
+
+
+def test_reruns_of_crashes_are_bounded():
+    assert reruns_of(MAX_RERUNS) == MAX_RERUNS
+    for count in (MAX_RERUNS + 1, -1, 10**9):
+        with pytest.raises(pytest.UsageError):
+            reruns_of(count)
+
+
+def small_run(tmp_path, backend_name: str):
+    """A results.json of one item, its backend named ``backend_name`` (anyone may write one)."""
+    from conformance.backends import load_backend
+    from conformance.judge.verdict import evaluate
+    from conformance.load.cases import bundled_case_dir
+    from conformance.report.record import item_record, with_verdict
+    from conformance.report.writer import Results, environment
+    from tests.bundled import bundled_items, bundled_registry
+
+    item = next(i for i in bundled_items() if i.id == "MaxPool-12/infinities/1d-y[float32]")
+    backend = load_backend("tests.faulty_backends:SeedsFloat32AtLowestFinite")
+    results = Results(environment([(backend, backend)], 0, bundled_case_dir()), None)
+    record = item_record(item, bundled_case_dir())
+    record["backend"], record["backend_version"] = backend_name, "0"
+    results.records.append(with_verdict(record, evaluate(item, backend, 0, bundled_registry())))
+    document = results.document(partial=False)
+    document["environment"]["backends"][0]["name"] = backend_name
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.parametrize("name", ["../outside", "/tmp/absolute", ".hidden", "a\x1bb"])
+def test_expectations_into_a_directory_never_writes_outside_it(tmp_path, capsys, name):
+    results = small_run(tmp_path, name)
+    (tmp_path / "into").mkdir()
+    assert main(["expectations", str(results), "--into", str(tmp_path / "into")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "cannot name a file" in error
+    assert not list((tmp_path / "into").iterdir()) and not (tmp_path / "outside.yaml").exists()
+
+
+def test_a_results_file_named_twice_is_refused_in_one_line(tmp_path, capsys):
+    results = small_run(tmp_path, "faulty")
+    assert main(["report", str(results), str(tmp_path / "." / "results.json"), "-o", str(tmp_path / "out")]) == 2
+    assert "named twice" in capsys.readouterr().err and not (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_cache_key_others_may_read_or_that_another_user_owns_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    key_file = tmp_path / "maxpool-conformance" / cache.KEY_FILE
+    key_file.parent.mkdir()
+    key_file.write_text("ab" * 32)
+    key_file.chmod(0o644)  # anyone may read it, and so forge entries
+    assert cache.user_key() != bytes.fromhex("ab" * 32)
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert cache.user_key() == bytes.fromhex(key_file.read_text())  # the new one is kept
+
+
+def test_relative_or_empty_xdg_values_are_ignored(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert base_directory("XDG_CACHE_HOME", ".cache") == tmp_path / ".cache"
+    monkeypatch.setenv("HOME", "")  # the password database's home, never "/.cache" or a relative one
+    found = base_directory("XDG_CACHE_HOME", ".cache")
+    assert found is None or (found.is_absolute() and found != type(found)("/.cache"))
+
+
+def test_the_shared_expansion_cache_is_not_used_where_it_is_not_the_user_s_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    shared = tmp_path / "maxpool-conformance" / "expansions"
+    shared.mkdir(parents=True)
+    os.chmod(shared, 0o777)  # others may plant entries there
+    assert cache.shared_cache_directory() is None
+    os.chmod(shared, 0o700)
+    assert cache.shared_cache_directory() == shared
+
+
+# A sweep's own state is read as any untrusted file is: a regular file within a bound, never a FIFO
+# waited on, never written through a link.
+
+def test_a_fifo_in_place_of_a_cell_json_is_refused_at_once(tmp_path):
+    from conformance.report.results import ResultsError
+    from conformance.sweep.cells import CELL_FILE, finished, read_cells
+    from conformance.sweep.plan import Cell
+
+    os.mkfifo(tmp_path / CELL_FILE)
+    with pytest.raises(ResultsError, match="not a sweep cell"):
+        read_cells([tmp_path])
+    assert finished(Cell("ort", "onnxruntime", "1.20.0"), tmp_path, "key") is None
+
+
+def test_a_release_list_that_is_a_fifo_or_dev_zero_is_refused_at_once(tmp_path):
+    from conformance.sweep.plan import SweepError, _minors_from
+
+    os.mkfifo(tmp_path / "releases-onnxruntime.json")
+    with pytest.raises(SweepError, match="none were listed before"):
+        _minors_from("onnxruntime", "1.15", tmp_path, offline=True)
+    os.unlink(tmp_path / "releases-onnxruntime.json")
+    os.symlink("/dev/zero", tmp_path / "releases-onnxruntime.json")
+    with pytest.raises(SweepError, match="none were listed before"):
+        _minors_from("onnxruntime", "1.15", tmp_path, offline=True)
+
+
+def test_a_history_that_is_a_fifo_is_refused_at_once(tmp_path):
+    from conformance.report.results import ResultsError
+    from conformance.report.scoreboard import read_history
+
+    os.mkfifo(tmp_path / "history.jsonl")
+    with pytest.raises(ResultsError, match="not a regular file"):
+        read_history(tmp_path / "history.jsonl")
+
+
+def test_a_cell_never_writes_its_files_through_planted_links(tmp_path, monkeypatch):
+    from conformance.sweep import cells
+    from conformance.sweep.plan import Cell
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine")
+    directory = tmp_path / "cell"
+    directory.mkdir()
+    os.symlink(outside, directory / cells.CELL_FILE)
+    monkeypatch.setattr(cells, "prepare", lambda env, root, requirements: "no installer here")
+    cells.run_cell(Cell("ort", "onnxruntime", "1.20.0"), directory, "key", tmp_path / "envs", tmp_path)
+    assert outside.read_text() == "mine" and not (directory / cells.CELL_FILE).is_symlink()
+    os.symlink(outside, directory / "run.log")
+    with cells._new_file(directory / "run.log") as log:
+        log.write("a run")
+    assert outside.read_text() == "mine" and not (directory / "run.log").is_symlink()
