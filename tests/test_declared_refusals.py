@@ -18,6 +18,7 @@ import pytest
 
 from conformance.backends import base, onnx2torch, openvino, ort, ort_js, tract
 from conformance.plugin import PACKAGE_DIR
+from tests.test_isolation import WITH_INDICES
 
 ROOT = PACKAGE_DIR.parent
 TABLES = {"ort": ort.CAPABILITIES, "openvino": openvino.CAPABILITIES, "tract": tract.CAPABILITIES,
@@ -36,19 +37,7 @@ def test_a_message_no_table_lists_is_no_declaration():
         assert not base.declared("AttributeError: 'NoneType' object has no attribute 'indices'", table), name
 
 
-ONE_OP = """\
-op: MaxPool
-cases:
-  - name: plane
-    description: a 2x2 kernel pools a 2x2 plane to one element, and points at it
-    provenance: {document: test, example: plane}
-    versions: [12, 22]
-    attributes: {kernel_shape: [2, 2]}
-    inputs:
-      X: {dtype: float32, data: [[[[1, 2], [3, 4]]]]}
-    outputs:
-      Y: {data: [[[[4]]]]}
-      Indices: {data: [[[[3]]]]}
+ONE_OP = WITH_INDICES + """\
   - name: row
     description: a 2-wide kernel pools a row of two to one element, and points at it
     provenance: {document: test, example: row}

@@ -44,19 +44,20 @@ def report(tmp_path: Path) -> dict:
     return json.loads((tmp_path / "out" / "results.json").read_text())
 
 
-def wait_for_a_partial_report(tmp_path: Path, timeout_s: float = 60) -> None:
+def wait_for_journalled_items(tmp_path: Path, timeout_s: float = 120) -> None:
+    """Until the run's journal holds records (results.json is written at the end only)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        path = tmp_path / "out" / "results.json"
-        if path.exists() and report(tmp_path)["items"]:
+        path = tmp_path / "out" / "results.journal.jsonl"
+        if path.exists() and path.read_text().count("\n") > 1:
             return
         time.sleep(0.2)
-    raise AssertionError("no partial report appeared")
+    raise AssertionError("no record reached the journal")
 
 
 def test_ctrl_c_leaves_a_partial_report_marked_interrupted(tmp_path):
     run = start_a_long_run(tmp_path)
-    wait_for_a_partial_report(tmp_path)
+    wait_for_journalled_items(tmp_path)
     run.send_signal(signal.SIGINT)
     assert run.wait(timeout=60) == 2  # pytest's "interrupted"
     written = report(tmp_path)
@@ -64,13 +65,17 @@ def test_ctrl_c_leaves_a_partial_report_marked_interrupted(tmp_path):
     assert 0 < len(written["items"]) < 4000
 
 
-def test_a_killed_run_leaves_its_last_partial_report(tmp_path):
+def test_a_killed_run_leaves_a_valid_partial_report_and_a_journal_of_its_items(tmp_path):
+    from conformance.report.results import read_results
+
     run = start_a_long_run(tmp_path)
-    wait_for_a_partial_report(tmp_path)
+    wait_for_journalled_items(tmp_path)
     run.kill()
     run.wait(timeout=60)
     written = report(tmp_path)  # valid JSON: it is only ever replaced whole
-    assert written["partial"] and not written["interrupted"] and written["items"]
+    assert written["partial"] and not written["interrupted"]
+    journalled = read_results(tmp_path / "out" / "results.journal.jsonl")  # what `conformance report` reads
+    assert journalled["partial"] and journalled["items"] and len(journalled["items"]) < 4250
 
 
 def test_a_worker_that_dies_costs_its_item_and_the_run_goes_on(tmp_path):

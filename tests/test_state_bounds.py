@@ -153,3 +153,76 @@ def test_a_cell_never_writes_its_files_through_planted_links(tmp_path, monkeypat
     with cells._new_file(directory / "run.log") as log:
         log.write("a run")
     assert outside.read_text() == "mine" and not (directory / "run.log").is_symlink()
+
+
+def test_names_from_files_are_plotted_as_plain_text_and_what_is_plotted_is_capped():
+    """mathtext in a backend, release or label ("$...$") is text, control characters are dropped,
+    and a history of 2,000 labels draws the newest few (it took 137 s when each was drawn)."""
+    import time
+
+    from conformance.report.scoreboard import MAX_SERIES, _plot, _plot_note
+
+    evil = "$\\frac{1}{$" + "\x1b[31m"
+    board = {"runtimes": {evil: {"releases": [f"{evil}{i}" for i in range(50)],
+                                 "summary": {f"{evil}{i}": {"pass": i, "fail": 1} for i in range(50)}}},
+             "history": [{"when": f"2026-11-{1 + i % 28:02d}", "label": f"{evil}{i}", "summary": {"pass": i}}
+                         for i in range(2000)]}
+    started = time.monotonic()
+    svg = _plot(board)
+    assert svg.startswith("<svg") and "\x1b" not in svg and time.monotonic() - started < 60
+    note = _plot_note(board)
+    assert f"the newest {MAX_SERIES} of 2000 labels" in note and "the newest 40 of 50 releases" in note
+
+
+@pytest.mark.parametrize("summary", ['{"pass": "many"}', '{"pass": [1]}', '{"pass": 1e400}', '{"pass": NaN}',
+                                     '{"pass": ' + "9" * 5000 + '}', '{"pass": true}', '{"pass": -1}'])
+def test_a_history_value_that_is_not_a_count_is_refused_in_one_line(tmp_path, summary):
+    from conformance.report.results import ResultsError
+    from conformance.report.scoreboard import read_history
+
+    (tmp_path / "history.jsonl").write_text('{"when": "2026-12-01", "label": "ort", "summary": ' + summary + "}\n")
+    with pytest.raises(ResultsError) as info:
+        read_history(tmp_path / "history.jsonl")
+    assert "\n" not in str(info.value)
+
+
+def test_diagnosis_has_a_switch_and_a_budget_whose_cut_the_report_states(item_for_diagnosis):
+    """--conformance-diagnosis-budget 0 turns diagnosis off; past its budget a failure is judged as
+    ever but left undiagnosed, and the record and the report say so."""
+    from conformance.backends import load_backend
+    from conformance.judge import diagnosis
+    from conformance.judge.verdict import evaluate
+    from conformance.report.results import undiagnosed_line
+    from tests.bundled import bundled_registry
+
+    backend = load_backend("tests.faulty_backends:SeedsFloat32AtLowestFinite")
+    before = diagnosis.BUDGET.left
+    try:
+        diagnosis.BUDGET.left = 0
+        verdict = evaluate(item_for_diagnosis, backend, 0, bundled_registry())
+        assert verdict.outcome.value == "fail" and not verdict.diagnosis and verdict.undiagnosed
+        diagnosis.BUDGET.left = 600
+        verdict = evaluate(item_for_diagnosis, backend, 0, bundled_registry())
+        assert verdict.diagnosis and verdict.undiagnosed is None and diagnosis.BUDGET.left < 600
+    finally:
+        diagnosis.BUDGET.left = before
+    assert "1 failing item left undiagnosed" in undiagnosed_line([{"undiagnosed": "spent"}, {}])
+
+
+@pytest.fixture
+def item_for_diagnosis():
+    from tests.bundled import bundled_items
+
+    return next(i for i in bundled_items() if i.id == "MaxPool-12/infinities/1d-y_indices[float32]")
+
+
+def test_a_diagnosis_budget_that_is_not_seconds_is_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    from conformance.plugin import PACKAGE_DIR
+
+    done = subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-p", "no:cacheprovider",
+                           "--conformance-diagnosis-budget=-1", "--collect-only", "-q"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR and "--conformance-diagnosis-budget -1.0" in done.stderr

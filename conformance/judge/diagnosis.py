@@ -23,6 +23,8 @@ never named on a likeness: only an exact reproduction counts.
 from __future__ import annotations
 
 import itertools
+import math
+import time
 from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
@@ -56,19 +58,42 @@ def _may_explain(model: DefectModel, differing: Collection[str]) -> bool:
     return model.touches in differing and (model.touches == "Indices") == (set(differing) == {"Indices"})
 
 
+class DiagnosisBudget:
+    """The seconds this process may spend diagnosing failures in a run (``--conformance-diagnosis-
+    budget``; 0 turns diagnosis off): a backend that answers every item wrongly makes each about 8
+    times dearer, and a run must still end. Once spent, a failure is judged as ever but left
+    undiagnosed, and its record says so (``undiagnosed``)."""
+
+    def __init__(self, seconds: float = math.inf):
+        self.left = seconds
+
+    def spent(self) -> bool:
+        return self.left <= 0
+
+
+BUDGET = DiagnosisBudget()
+
+
 def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
              reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
              readings: Sequence[Readings] = (), differing: Collection[str] = (),
-             expected: Sequence[np.ndarray] = ()) -> list[str]:
+             expected: Sequence[np.ndarray] = ()) -> list[str] | None:
     """The names of the defect models that reproduce ``actual``: single models, then each under
     another reading of the item's open questions (``readings``; named ``model@question:reading``,
     the runtime's answer to the question being its own to choose), then pairs (``a+b``) of models
     each of which gives some of the differing elements and together all of them.
     ``reproduces`` compares a model's outputs with the backend's as the judge does; ``differing``
     (the outputs that differ from ``expected``) rules out the single models that cannot change
-    them (under another reading, or beside a second model, any may)."""
-    with reference_pools_shared():
-        return _diagnose(item, model, inputs, actual, reproduces, readings, differing, expected)
+    them (under another reading, or beside a second model, any may). None where the process's
+    diagnosis budget (``BUDGET``) is spent."""
+    if BUDGET.spent():
+        return None
+    started = time.monotonic()
+    try:
+        with reference_pools_shared():
+            return _diagnose(item, model, inputs, actual, reproduces, readings, differing, expected)
+    finally:
+        BUDGET.left -= time.monotonic() - started
 
 
 def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],

@@ -30,6 +30,7 @@ from .where import differences_lie
 from .oracle import SuiteError, consult, derive
 
 SHOWN_MISMATCHES = 8
+UNDIAGNOSED = "the diagnosis budget of the run was spent (--conformance-diagnosis-budget)"
 
 
 @dataclass
@@ -74,6 +75,7 @@ class Verdict:
     diagnosis: list[str] = field(default_factory=list)
     # fail, undiagnosed: the class of input window every wrong element's shares (judge/where.py)
     where: str | None = None
+    undiagnosed: str | None = None  # fail: why no diagnosis was tried (the run's diagnosis budget spent)
 
     def __post_init__(self) -> None:
         """What a backend said reaches terminals and reports inert: no escape sequence, no control."""
@@ -145,7 +147,8 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
                                                        if settled(want, got) is not want and same_bits(settled(want, got), got).all()}
         diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, differing, wanted)
         where = None if diagnosis else differences_lie(item, inputs, wanted, actual, same_bits)
-        return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches, diagnosis=diagnosis, where=where)
+        return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches, diagnosis=diagnosis or [], where=where,
+                       undiagnosed=UNDIAGNOSED if diagnosis is None else None)
 
     # Some questions leave only values open: the documents still fix shapes and element types.
     form = [m for m in mismatches if m.of_form]

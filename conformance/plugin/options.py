@@ -11,6 +11,9 @@ from ..load.limits import NAMES as LIMIT_NAMES
 DEFAULT_SEED = 0
 DEFAULT_TIMEOUT_S = 60
 DEFAULT_MEMORY_LIMIT_MIB = 8192
+# Each process's seconds of diagnosis in a run: ONNX Runtime's whole suite spends about 10 s of it a
+# worker (its 1,139 listed failures); a backend wrong on every item would spend an hour.
+DIAGNOSIS_BUDGET_S = 600.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,6 +38,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT_MIB, metavar="MIB",
                     help=f"address-space limit of the isolated backend's process, 0 for none "
                          f"(default {DEFAULT_MEMORY_LIMIT_MIB})")
+    group.addoption("--conformance-diagnosis-budget", type=float, default=DIAGNOSIS_BUDGET_S, metavar="S",
+                    help=f"seconds each process may spend naming failures by defect model (default "
+                         f"{DIAGNOSIS_BUDGET_S:.0f}); 0 turns diagnosis off; past it failures are left undiagnosed, "
+                         "and the report says how many")
     group.addoption("--conformance-fuzz", type=int, default=None, metavar="BUDGET",
                     help="instead of the case files, fuzz each backend with BUDGET configurations (conformance fuzz)")
     group.addoption("--conformance-fuzz-out", type=Path, default=None, metavar="DIR",

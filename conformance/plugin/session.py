@@ -20,6 +20,7 @@ from ..backends.isolation.runner import IsolatedBackend
 from ..expand.cache import expand_file, expansion_cache
 from ..expand.items import Item
 from ..judge.expectations import Expectations, load_expectations, load_skips
+from ..judge import diagnosis
 from ..judge.lock import Lock, lock_path
 from ..judge.oracle import ScriptValues, script_values
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
@@ -122,6 +123,10 @@ class SuiteSession:
         self.shard = shard_of(config.getoption("conformance_shard"))
         self.sample: set[str] | None = None  # --conformance-sample: the covering subset's ids, once computed
         self.rerun_crashes = reruns_of(config.getoption("conformance_rerun_crashes"))
+        budget = config.getoption("conformance_diagnosis_budget")
+        if not 0 <= budget < float("inf"):
+            raise pytest.UsageError(f"--conformance-diagnosis-budget {budget}: give seconds, 0 or more (0: no diagnosis)")
+        diagnosis.BUDGET.left = budget
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()

@@ -9,7 +9,7 @@ import pytest
 
 from ..judge.expectations import Expectations, file_names
 from ..outcomes import Outcome
-from ..report.results import cannot_run_lines, failed_twin_lines
+from ..report.results import cannot_run_lines, failed_twin_lines, undiagnosed_line
 from ..report.writer import header_lines
 from .session import SuiteSession, report_record
 
@@ -101,6 +101,9 @@ class TerminalTable:
                                      "it cannot run)")
             for line in refused:
                 terminalreporter.write_line(line)
+        cut = undiagnosed_line(records)
+        if cut:
+            terminalreporter.write_line(f"conformance: {cut}")
         failed = failed_twin_lines(records)
         if failed:  # a twin that crashed, hung or raised undeclared: a bug on a valid model, never unsupported
             terminalreporter.section("conformance: minimal valid models the backend fails (no declared refusal)")

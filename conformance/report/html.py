@@ -11,7 +11,7 @@ from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_html
 from .record import ItemRecord, RunDocument
 from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
-                      failure_clusters, matrix, opset_regressions, shorten, totals, cannot_run)
+                      failure_clusters, matrix, opset_regressions, shorten, totals, cannot_run, undiagnosed_line)
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
@@ -108,6 +108,9 @@ def _header(document: RunDocument) -> str:
         state = ("<p class='warn'><b>Partial report</b>"
                  + (": the run was interrupted" if document["interrupted"] else ": the run had not finished")
                  + "; not every item ran.</p>")
+    cut = undiagnosed_line(document["items"])
+    if cut:
+        state += f"<p class='warn'>{escape(cut)}</p>"
     rows = "".join(
         f"<tr><th>{escape(b['name'])}</th><td>{escape(b['version'])}</td>"
         f"<td>{escape(', '.join(f'{k} {v}' for k, v in b['details'].items()))}</td></tr>"

@@ -53,6 +53,7 @@ class ItemRecord(TypedDict, total=False):
     twin: dict[str, str]  # id, outcome, message: the valid twin's failure, where it is no declared refusal
     diagnosis: list[str]
     where: str
+    undiagnosed: str
     flaky: bool
     reason: str
     suite_error: bool
@@ -146,6 +147,8 @@ def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
         record["diagnosis"] = verdict.diagnosis
     if verdict.where:
         record["where"] = verdict.where
+    if verdict.undiagnosed:
+        record["undiagnosed"] = verdict.undiagnosed
     if verdict.mismatches:
         record["diff"] = [m.as_json() for m in verdict.mismatches]
     elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text

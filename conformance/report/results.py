@@ -637,6 +637,13 @@ def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[R
                 grouped[backend, f"{outcome} where {predicate}: {len(keys)} diagnostics of the runtime"] = records
 
 
+def undiagnosed_line(items: list[Record]) -> str | None:
+    """Where the run's diagnosis budget cut diagnosis short: how many failures it left unnamed."""
+    left = sum(1 for r in items if r.get("undiagnosed"))
+    return (f"Diagnosis was cut short: {left} failing item{'s' if left != 1 else ''} left undiagnosed, the run's "
+            f"diagnosis budget spent (--conformance-diagnosis-budget).") if left else None
+
+
 def errata(items: list[Record]) -> list[dict[str, Any]]:
     seen = {}
     for r in items:
@@ -666,9 +673,12 @@ def render_markdown(document: RunDocument) -> str:
     for backend, counts in totals(items).items():
         lines.append(f"| {backend} | " + " | ".join(str(counts.get(o, 0)) for o in REPORT_WORDS)
                      + f" | {sum(counts.values())} |")
+    cut = undiagnosed_line(items)
+    if cut:
+        lines += ["", cut]
     refused = cannot_run_lines(items)
     if refused:
-        lines += ["", "## What the backends cannot run at all (the valid twins they refused)", ""]
+        lines += ["", "## What the backends cannot run at all (the valid twins they declared they cannot run)", ""]
         lines += [f"- {line}" for line in refused]
     regressions = opset_regressions(items)
     lines += ["", f"## Opset regressions ({len(regressions)})", ""]

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from ..load.cases import inert
 from ..load.limits import ReadRefused, read_regular
 from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
 from .record import BackendRecord, ItemRecord, RunDocument
@@ -176,8 +177,25 @@ def read_history(path: Path | None) -> list[dict[str, Any]]:
         if not (isinstance(entry, dict) and isinstance(entry.get("label"), str) and isinstance(entry.get("summary"), dict)
                 and isinstance(entry.get("when"), str)):
             raise ResultsError(f"{path}:{number}: a history line has when, label and summary")
+        if not (len(entry["label"]) <= MAX_LABEL and len(entry["when"]) <= MAX_LABEL
+                and all(isinstance(k, str) and _a_count(v) for k, v in entry["summary"].items())):
+            raise ResultsError(f"{path}:{number}: a history line's summary holds counts (whole numbers from 0 to "
+                               f"{MAX_COUNT:,}), its when and label at most {MAX_LABEL} characters")
         entries.append(entry)
     return entries
+
+
+MAX_COUNT = 10**9  # items of one run: a suite of 16,000, many times over
+MAX_LABEL = 200
+# What one page plots: the newest of each, so that a long history draws in seconds, not minutes
+# (2,000 labels took 137 s); the page says what it left out.
+MAX_SERIES = 12
+MAX_NIGHTLIES = 60
+MAX_RELEASES = 40
+
+
+def _a_count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_COUNT
 
 
 def append_history(path: Path, runs: list[Run]) -> list[dict[str, Any]]:
@@ -215,6 +233,11 @@ def _plot(board: dict[str, Any]) -> str:
     import matplotlib
 
     matplotlib.use("svg")
+    with matplotlib.rc_context({"text.parse_math": False}):  # "$...$" in a name from a file is text, not TeX
+        return _plotted(board)
+
+
+def _plotted(board: dict[str, Any]) -> str:
     from matplotlib import pyplot
 
     runtimes = board["runtimes"]
@@ -225,22 +248,20 @@ def _plot(board: dict[str, Any]) -> str:
     colours = dict(zip(REPORT_WORDS, ("#4caf50", "#9ccc65", "#7986cb", "#b0bec5", "#cfd8dc", "#e53935", "#fb8c00",
                                       "#8e24aa", "#6d4c41", "#f06292")))
     for axis, (runtime, data) in zip(axes[:, 0], runtimes.items()):
-        bottom = [0] * len(data["releases"])
+        releases = data["releases"][-MAX_RELEASES:]
+        bottom = [0] * len(releases)
         for word in REPORT_WORDS:
-            counts = [data["summary"][r].get(word, 0) for r in data["releases"]]
+            counts = [data["summary"][r].get(word, 0) for r in releases]
             if any(counts):
-                axis.bar(data["releases"], counts, bottom=bottom, label=word, color=colours.get(word))
+                axis.bar([_plain(r) for r in releases], counts, bottom=bottom, label=word, color=colours.get(word))
                 bottom = [b + c for b, c in zip(bottom, counts)]
-        axis.set_title(f"{runtime}: outcomes per release")
+        axis.set_title(_plain(f"{runtime}: outcomes per release"))
         axis.tick_params(axis="x", labelrotation=45, labelsize=8)
         axis.legend(fontsize=7, ncol=5, loc="lower left")
     if board["history"]:
         axis = axes[-1, 0]
-        series: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        for entry in board["history"]:
-            series[entry["label"]].append((entry["when"], int(entry["summary"].get(Outcome.PASS.value, 0))))
-        for label, points in sorted(series.items()):
-            axis.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        for label, points in _history_series(board["history"]).items():
+            axis.plot([_plain(p[0]) for p in points], [p[1] for p in points], marker="o", label=_plain(label))
         axis.set_title("items passing, per nightly")
         axis.tick_params(axis="x", labelrotation=30, labelsize=7)
         axis.legend(fontsize=7, ncol=3)
@@ -250,6 +271,38 @@ def _plot(board: dict[str, Any]) -> str:
     pyplot.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg"):]
+
+
+def _history_series(history: list[dict[str, Any]]) -> dict[str, list[tuple[str, int]]]:
+    """The pass counts of the newest MAX_SERIES labels, their newest MAX_NIGHTLIES nightlies each."""
+    series: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for entry in history:
+        series[entry["label"]].append((entry["when"], int(entry["summary"].get(Outcome.PASS.value, 0))))
+    newest = sorted(series, key=lambda label: max(when for when, _ in series[label]))[-MAX_SERIES:]
+    return {label: series[label][-MAX_NIGHTLIES:] for label in sorted(newest)}
+
+
+def _plain(text: str) -> str:
+    """Text from a file, as a plot shows it: no control character (a raw ESC would reach stderr
+    through matplotlib's missing-glyph warning), and cut short."""
+    return inert(str(text))[:MAX_LABEL]
+
+
+def _plot_note(board: dict[str, Any]) -> str:
+    """What the plots leave out, said on the page."""
+    labels = {entry["label"] for entry in board["history"]}
+    cut = [f"{name}: the newest {MAX_RELEASES} of {len(data['releases'])} releases"
+           for name, data in board["runtimes"].items() if len(data["releases"]) > MAX_RELEASES]
+    if len(labels) > MAX_SERIES or any(len(points) > MAX_NIGHTLIES for points in _series_lengths(board["history"])):
+        cut.append(f"the history: the newest {MAX_SERIES} of {len(labels)} labels, {MAX_NIGHTLIES} nightlies each at most")
+    return f"<p class=muted>The plots show {'; '.join(cut)}.</p>" if cut else ""
+
+
+def _series_lengths(history: list[dict[str, Any]]) -> list[list[Any]]:
+    grouped: dict[str, list[Any]] = defaultdict(list)
+    for entry in history:
+        grouped[entry["label"]].append(entry)
+    return list(grouped.values())
 
 
 def render(board: dict[str, Any]) -> str:
@@ -274,7 +327,7 @@ def render(board: dict[str, Any]) -> str:
                              f"(e.g. <code>{escape(c['example'])}</code>)</li>" for c in step["causes"]) + "</ul>")
     if not listed:
         parts.append("<p>None: no item passes in one release and fails in the next.</p>")
-    parts.append("<h2 id=plot>Outcomes over releases and nightlies</h2>" + _plot(board))
+    parts.append("<h2 id=plot>Outcomes over releases and nightlies</h2>" + _plot_note(board) + _plot(board))
     parts.append("<h2 id=causes>Causes and the releases that have them</h2>")
     for runtime, data in board["runtimes"].items():
         parts.append(f"<h3>{escape(runtime)}</h3><table><tr><th>cause</th><th>first seen</th><th>last seen</th>"
