@@ -140,8 +140,16 @@ def test_compare_reports_regressions_and_fixes_and_exits_on_a_regression(pyteste
 
 def test_the_report_command_merges_runs_side_by_side(pytester, tmp_path, two_backend_run):
     _, out = two_backend_run
-    assert main(["report", str(out / "results.json"), str(out / "results.json"), "-o", str(tmp_path / "merged")]) == 0
+    whole = json.loads((out / "results.json").read_text())
+    runs = []
+    for backend in whole["environment"]["backends"]:  # each backend's run, as two runs would write them
+        run = {**whole, "environment": {**whole["environment"], "backends": [backend]},
+               "items": [r for r in whole["items"] if r["backend"] == backend["name"]]}
+        runs.append(tmp_path / f"{len(runs)}.json")
+        runs[-1].write_text(json.dumps(run))
+    assert main(["report", *map(str, runs), "-o", str(tmp_path / "merged")]) == 0
     assert "Where the backends disagree" in (tmp_path / "merged" / "report.html").read_text()
+    assert main(["report", str(runs[0]), str(runs[0]), "-o", str(tmp_path / "twice")]) == 2  # its items would count twice
 
 
 @requires_tool(None if CHROMIUM else "no chromium: apt-get install chromium")

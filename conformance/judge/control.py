@@ -5,10 +5,11 @@ version, element type, rank, inputs and outputs), once per twin and backend in a
 
 - The twin runs: the twin is a control, and the item's refusal is judged (a must-reject item's
   pass, a valid item's error, the ``refused`` reading of an open question).
-- The backend declares that it cannot run the twin (``Unsupported``, which the adapters raise for
-  ``NotImplementedError``, an onnx Backend's ``is_compatible() == False`` and the refusals each
-  built-in adapter classifies as a capability): it cannot run that operator version, type or rank
-  at all, and a refused item is ``unsupported``, with both refusals.
+- The backend declares that it cannot run the twin (``Unsupported``, or ``NotImplementedError``,
+  which ``run_on_copies`` reads as one; the adapters raise ``Unsupported`` for an onnx Backend's
+  ``is_compatible() == False`` and for the refusals their ``CAPABILITIES`` tables classify): it
+  cannot run that operator version, type or rank at all, and a refused item is ``unsupported``,
+  with both refusals.
 - Anything else on the twin (a crash, a timeout, a panic, garbage, any other exception) is a bug
   on a valid model, never ``unsupported``: the item is judged on its own (an ``error``, ``crash``
   or ``timeout``) and carries the twin's failure, whose line the report names "fails on the

@@ -250,6 +250,7 @@ class SuiteSession:
                 if self.fuzz_runs:
                     from ..fuzz.command import write_fuzz_documents
                     write_fuzz_documents(self.env, self.fuzz_runs, self.report_dir, base=self.results)
+                    self.results.close_journal(remove=not interrupted)  # results.json holds what it held
                 else:
                     write_reports(self.results, partial=interrupted, interrupted=interrupted, items_of=self.items_of,
                                   values_of=self.script_values)
