@@ -77,7 +77,7 @@ def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Pat
     if twin:
         item, seen = twin_script_item(item, seed), (twin_seen_line(record) if record else None)
     inputs, expected = script_values(item, seed, *_oracle_of(case_dir, seed))
-    return item_script(item, backend, seed, inputs, expected, seen)
+    return item_script(item, backend, seed, inputs, expected, seen, item_id if twin else None)
 
 
 def twin_script_item(item: Item, seed: int) -> Item:

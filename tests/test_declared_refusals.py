@@ -127,5 +127,6 @@ def test_the_twin_s_script_is_written_by_repro_twin(run):
                           cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "MaxPool-12/valid_twin/rank3-X-Y_Indices[float32]" in done.stdout
+    assert "Rewrite it with `conformance repro 'MaxPool-12/row[float32]'" in done.stdout and "--twin`" in done.stdout
     scripts = list(Path(directory, "out", "repro").glob("*valid_twin*.py"))
     assert scripts  # the report writes the line's twin script, and links it

@@ -229,7 +229,8 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
                 found = find_item(record["id"].partition("@")[0], cases, record.get("file"), items_of)
                 item = twin_of(found, seed) if twin else found
                 assert item is not None, "a failed twin is found again"
-                script = item_script(item, spec, seed, *values_of(item), twin_seen_line(record) if twin else seen_line(record))
+                script = item_script(item, spec, seed, *values_of(item), twin_seen_line(record) if twin else seen_line(record),
+                                     found.id if twin else None)
             except Exception:  # noqa: BLE001 - the item gone from the cases, say: a report without this link
                 continue
             name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['backend']}_{item.id}").strip("_")[:150]

@@ -19,13 +19,15 @@ from .runners import NOT_FILLED_IN, RUNNERS, adapter_runner
 
 
 def item_script(item: Item, backend: str, seed: int, inputs: dict[str, np.ndarray],
-                expected: dict[str, np.ndarray] | None, seen: str | None = None) -> str:
+                expected: dict[str, np.ndarray] | None, seen: str | None = None, twin_of: str | None = None) -> str:
     """``inputs`` and ``expected`` (None for an item that must be refused) as the oracle gives them
-    at ``seed``; ``seen``: what a run saw, for the docstring."""
+    at ``seed``; ``seen``: what a run saw, for the docstring; ``twin_of``: the item whose valid
+    twin ``item`` is (its script is rewritten from that item's id, with ``--twin``)."""
     kind = "must be refused" if item.case.reject else f"expected outputs {item.expectation}"
+    rewrite = command(item.id, backend, seed, None) if twin_of is None else f"{command(twin_of, backend, seed, None)} --twin"
     about = [f"{item.id}: {kind} ({item.case.file.name}:{item.case.line})", "",
              f"A maxpool-conformance item ({item.case.description}), for {backend}, inputs of seed {seed}.",
-             f"Rewrite it with `{command(item.id, backend, seed, None)}`."]
+             f"Rewrite it with `{rewrite}`."]
     if seen is not None:
         about.append(seen)
     return standalone_script(item, inputs, expected, backend, item.case.reject, about)
