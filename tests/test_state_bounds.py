@@ -226,3 +226,12 @@ def test_a_diagnosis_budget_that_is_not_seconds_is_a_usage_error(tmp_path):
                            "--conformance-diagnosis-budget=-1", "--collect-only", "-q"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR and "--conformance-diagnosis-budget -1.0" in done.stderr
+
+
+def test_repro_goes_on_uncached_where_no_cache_key_can_be_kept(tmp_path, monkeypatch):
+    from conformance.repro import script_of
+
+    (tmp_path / "a-file").write_text("not a directory")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "a-file"))  # the key's directory cannot be made
+    script = script_of("MaxPool-12/infinities/1d-y[float32]", "ort", 0, None, None)
+    assert "MaxPool-12/infinities/1d-y[float32]" in script
