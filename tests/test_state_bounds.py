@@ -235,3 +235,15 @@ def test_repro_goes_on_uncached_where_no_cache_key_can_be_kept(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "a-file"))  # the key's directory cannot be made
     script = script_of("MaxPool-12/infinities/1d-y[float32]", "ort", 0, None, None)
     assert "MaxPool-12/infinities/1d-y[float32]" in script
+
+
+def test_the_scoreboard_reads_its_results_within_one_total_bound(tmp_path, monkeypatch):
+    from conformance.report import scoreboard
+    from conformance.report.results import ResultsError
+
+    first, second = small_run(tmp_path, "ort"), tmp_path / "second.json"
+    second.write_bytes(first.read_bytes())
+    monkeypatch.setattr(scoreboard, "MAX_RESULTS_BYTES", first.stat().st_size + 10)  # room for one, not two
+    assert len(scoreboard.all_runs([first])) == 1
+    with pytest.raises(ResultsError, match="over"):
+        scoreboard.all_runs([first, second])

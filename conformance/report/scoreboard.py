@@ -25,7 +25,7 @@ from ..load.cases import inert
 from ..load.limits import ReadRefused, read_regular
 from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
 from .record import BackendRecord, ItemRecord, RunDocument
-from .results import ResultsError, failure_clusters, read_results, shorten
+from .results import MAX_RESULTS_BYTES, ResultsError, failure_clusters, read_results, shorten
 from .html import STYLE
 from .writer import write_atomically
 
@@ -63,10 +63,22 @@ def _as_listed(record: ItemRecord) -> ItemRecord:
     return copy
 
 
-def runs_of(path: Path) -> list[Run]:
-    document = read_results(path)
+def runs_of(path: Path, max_bytes: int = MAX_RESULTS_BYTES) -> list[Run]:
+    document = read_results(path, max_bytes)
     backends = document["environment"]["backends"]
     return [Run(path, document, backend, len(backends) > 1) for backend in backends]
+
+
+def all_runs(results: Iterable[Path]) -> list[Run]:
+    """The runs of every results file, within MAX_RESULTS_BYTES in all (as ``report`` reads them):
+    a sweep directory planted with many large files is refused, not read for hours."""
+    runs, budget = [], MAX_RESULTS_BYTES
+    for path in results:
+        if budget <= 0:
+            raise ResultsError(f"{path}: the results files come to over {MAX_RESULTS_BYTES:,} bytes in all")
+        runs += runs_of(path, budget)
+        budget -= Path(path).stat().st_size
+    return runs
 
 
 def _op_version(record: ItemRecord) -> str:
@@ -216,7 +228,7 @@ def write_scoreboard(results: Iterable[Path], out: Path, failed_cells: list[dict
                      history: Path | None = None, expectations: Path | None = None) -> Path:
     """``expectations``: a directory of expectations files, whose entries give each cause's example
     its reason and link (where the runs had none of their own)."""
-    runs = [run for path in results for run in runs_of(path)]
+    runs = all_runs(results)
     entries = append_history(history, runs) if history is not None else []
     board = build(runs, failed_cells or [], entries)
     if expectations is not None:
