@@ -184,8 +184,13 @@ def test_the_report_keeps_the_whole_reason_bounded(mode, request):
 
 
 def test_a_crash_is_seen_at_once_even_when_a_forked_child_holds_the_pipe(isolated):
-    durations = [r["duration_s"] for r in outcomes_of(isolated["report"], "ForksThenSegfaults")]
-    assert max(durations) < TIMEOUT_S / 2
+    """Seen when the process dies, not when its forked child lets go of the pipe (that would take the
+    timeout, and be one). Each item's time also holds its valid twin's run, in the fresh process
+    that follows a crash (a crash on the minimal valid model would name the item's line): as long
+    as the same crash of a backend that forks nothing, give or take a process start."""
+    forks = [r["duration_s"] for r in outcomes_of(isolated["report"], "ForksThenSegfaults")]
+    plain = [r["duration_s"] for r in outcomes_of(isolated["report"], "Segfaults")]
+    assert max(forks) < TIMEOUT_S and max(forks) < max(plain) + 1.0, (forks, plain)
 
 
 def test_a_crash_shows_what_the_backend_last_wrote(isolated):
