@@ -118,6 +118,10 @@ def _refusal(twin: Item, backend: Backend, seed: int) -> TwinFailed | None:
     return None if problem is None else TwinFailed(twin.id, f"returned garbage: {problem}", Outcome.ERROR)
 
 
+def first_line(text: str, default: str = "") -> str:
+    """The first non-blank line of ``text``, whole (displays shorten it)."""
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), default)
+
+
 def _one_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else ""
+    return first_line(str(e))

@@ -24,7 +24,7 @@ from ..outcomes import Outcome
 from ..semantics import OPENVINO_DOMAIN, Readings, from_storage_order, node_axes, openvino_bound
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
-from .control import TwinFailed, failed_twin, run_on_copies
+from .control import TwinFailed, failed_twin, first_line, run_on_copies
 from .diagnosis import diagnose
 from .where import differences_lie
 from .oracle import SuiteError, consult, derive
@@ -513,11 +513,6 @@ def _show(value: Any) -> str:
     as_float = float(value.astype(np.float64))
     bits = int(value.reshape(1).view(f"u{value.dtype.itemsize}")[0])
     return f"{as_float!r} (0x{bits:0{2 * value.dtype.itemsize}x})"
-
-
-def first_line(text: str, default: str = "") -> str:
-    """The first non-blank line of ``text``, whole (displays shorten it)."""
-    return next((ln.strip() for ln in text.splitlines() if ln.strip()), default)
 
 
 def _type_name(e: BaseException) -> str:

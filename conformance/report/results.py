@@ -511,11 +511,14 @@ _TWIN_PARTS = re.compile(r"^(?P<op>.+)-(?P<version>\d+)/valid_twin/rank(?P<rank>
 
 def twin_signature(record: Record) -> str:
     """The line of an item whose valid twin the backend fails too with no declared refusal: the
-    twin's failure made generic as any refusal's or crash's is (``cause_signature``), named in full
-    by ``_name_failed_twins`` once the line's twins are known. A panic on every model with Indices
-    is one line, however many items, versions and element types it hits."""
+    twin's failure made generic as any refusal's or crash's is (``cause_signature``), per operator
+    and output set (two kernels that fail in the same words stay apart), named in full by
+    ``_name_failed_twins`` once the line's twins are known. A panic on every MaxPool with Indices is
+    one line, however many items, versions, ranks and element types it hits."""
     twin = record["twin"]
-    return f"{MINIMAL}…: " + cause_signature({"outcome": twin["outcome"], "message": twin["message"]})
+    found = _TWIN_PARTS.match(twin["id"])
+    model = f"{found['op']} (outputs {found['outputs']})" if found else twin["id"]  # one operator and output set a line
+    return f"{MINIMAL}{model}…: " + cause_signature({"outcome": twin["outcome"], "message": twin["message"]})
 
 
 def failed_twin_lines(items: list[Record]) -> list[str]:
