@@ -5,11 +5,18 @@ and the tests that need a system tool (skipped locally without it, failed under 
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 IN_CI = bool(os.environ.get("CI"))  # set by CI services, and by .ci/run
+# pytester's in-process runs get a HOME of their own, which would give each a cold per-user cache
+# of the bundled cases and a new key to seal it with (seconds per run): they keep the user's, as
+# every subprocess the tests start does. The tests of that cache set their own HOME and XDG dirs.
+os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+os.environ.setdefault("XDG_CONFIG_HOME", str(Path.home() / ".config"))
 
 
 def requires_tool(problem: str | None):
@@ -37,31 +44,45 @@ def _skip_without_tools(items) -> None:
             if mark.args[0] is not None and not IN_CI:
                 item.add_marker(pytest.mark.skip(reason=mark.args[0]))
 
-# The longest tests and files, by node id prefix, with their rough seconds on a quiet two-core
-# machine (`--durations`): they start first, the others follow in their usual order. Only the order
+# The longest tests and files, by node id prefix, with their rough seconds on a two-core machine
+# running the suite (`--durations`, 2026-12-02): they start first, the others follow in their usual order. Only the order
 # depends on these figures; a stale one costs wall time, never a result.
 COST_S = {
-    "tests/test_plugin.py::test_the_reference_backend_is_green": 48,  # the one whole-suite run
+    "tests/test_export.py": 75,  # its module fixture exports the whole suite
+    "tests/meta/test_causes.py::test_causes_per_root_bug": 40,
     "tests/test_isolation.py": 40,
-    "tests/test_export.py": 40,
-    "tests/test_interrupts.py": 30,
-    "tests/test_vendor_guide.py::test_the_installed_wheel": 30,
-    "tests/test_reference_vs_naive.py::test_max_pool_matches_the_naive_loops": 25,
-    "tests/test_vendor_guide.py::test_the_adapter_runs": 25,
-    "tests/test_vendor_guide.py::test_the_guide_s_covering": 20,
-    "tests/test_registry_page.py": 17,
+    "tests/test_fuzz.py": 40,
+    "tests/test_sweep.py": 40,
+    "tests/test_vendor_guide.py::test_the_guide_s_covering": 35,
+    "tests/test_declared_refusals.py": 25,
+    "tests/test_untrusted_state.py": 25,
+    "tests/test_reference_vs_naive.py::test_max_pool_matches_the_naive_loops": 21,
+    "tests/test_vendor_guide.py::test_the_installed_wheel": 20,
+    "tests/test_interrupts.py": 20,
+    "tests/test_vendor_guide.py::test_the_adapter_runs": 18,
+    "tests/test_registry_page.py": 18,
+    "tests/test_plugin.py::test_the_reference_backend_is_green": 17,
+    "tests/test_coverage.py": 16,
+    "tests/test_semantics.py": 15,
+    "tests/meta/test_causes.py": 15,
     "tests/test_exact_selection.py": 12,
-    "tests/test_rerun_crashes.py": 6,
-    "tests/test_control.py": 5,
-    "tests/test_reports_survive.py::test_the_same_seed": 10,
-    "tests/test_reports.py::test_every_failing_item": 10,
-    "tests/test_vendor_experience.py::test_the_readme_results_example": 8,
-    "tests/test_reference_vs_naive.py": 6,
-    "tests/meta/test_mutants.py::test_the_report_names_a_question": 6,
+    "tests/meta/test_mutants.py::test_the_report_names_a_question": 11,
+    "tests/test_reports_survive.py": 10,
+    "tests/test_vendor_experience.py::test_the_readme_results_example": 10,
 }
-# Files whose tests share a costly module fixture (a whole export, the faulty backends' runs, the
-# registry page): one worker takes each whole, so that the fixture is built once.
-SHARED_MODULE_FIXTURES = ("tests/test_export.py", "tests/test_isolation.py", "tests/test_registry_page.py")
+
+
+def _files_with_shared_fixtures() -> frozenset[str]:
+    """The test files that define a module- or session-scoped fixture (a whole export, the faulty
+    backends' runs, a sweep's releases): one worker takes each whole, so that the fixture is built
+    once, not once per worker that gets one of its tests. Read from the sources, so that a new
+    such file cannot be forgotten here."""
+    tests = Path(__file__).parent
+    return frozenset(str(path.relative_to(tests.parent)) for path in tests.rglob("test_*.py")
+                     if re.search(r"""scope=["'](module|session)["']""", path.read_text()))
+
+
+SHARED_MODULE_FIXTURES = _files_with_shared_fixtures()
 
 
 def cost_s(nodeid: str) -> float:

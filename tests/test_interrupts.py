@@ -28,10 +28,10 @@ from tests.test_isolation import descendants_left
 ROOT = PACKAGE_DIR.parent
 SCHEMA = json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text())
 CASES = 12  # x 2 versions: 24 items of 50 ms (tests.faulty_backends:Slow)
-# Per signal and mode, 12 SIGINT and 12 SIGKILL in all, each at a moment drawn in its own sixth of
+# Per signal and mode, 6 SIGINT and 6 SIGKILL in all, each at a moment drawn in its own third of
 # the window: the window covered evenly (uniform draws needed more runs to leave no wide gap), at
 # the price of a pytest start (1 to 4 s of CPU) per run.
-RUNS = 6
+RUNS = 3
 WINDOW_S = {"-n0": 3.0, "-n2": 4.0}  # about a whole run's length after its first write, on 2 cores
 SEED = 20261123
 AT_ONCE = 4  # runs under way side by side

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from _pytest.mark import KeywordMatcher  # pytest's own -k, to compare the plugin's selection with
+from _pytest.mark.expression import Expression
 
 from conformance.plugin import PACKAGE_DIR
 from tests.samples import SMALL_CASE
@@ -41,7 +43,9 @@ def run_suite(pytester, *args):
 
 
 def test_the_reference_backend_is_green_and_the_report_holds_every_item(pytester):
-    result = run_suite(pytester, "--backend=reference", f"--report={pytester.path / 'out'}")
+    """On the covering sample (every case, every version with every type): .ci/run's own step runs
+    the whole suite against the reference, green, and one whole-suite run is enough."""
+    result = run_suite(pytester, "--backend=reference", "--conformance-sample", f"--report={pytester.path / 'out'}")
     assert result.ret == 0
     outcomes = result.parseoutcomes()
     assert set(outcomes) <= {"passed", "divergent"}, outcomes
@@ -52,9 +56,11 @@ def test_the_reference_backend_is_green_and_the_report_holds_every_item(pytester
     assert [b["name"] for b in report["environment"]["backends"]] == ["reference"]
     assert {"onnx", "numpy", "seed", "cases"} <= set(report["environment"])
     assert len(report["items"]) == outcomes["passed"] + outcomes["divergent"]
-    record = next(r for r in report["items"] if r["id"] == "MaxPool-12/2d_ceil[float32]")
+    record = next(r for r in report["items"] if r["id"].startswith("MaxPool-") and r["id"].endswith("/2d_ceil[float32]"))
+    version = record["version"]  # the sample holds every case at one version at least
+    assert record["id"] == f"MaxPool-{version}/2d_ceil[float32]" and version >= 10  # ceil_mode since 10
     assert record == record | {
-        "op": "MaxPool", "domain": "ai.onnx", "version": 12, "opset_imports": {"ai.onnx": 12},
+        "op": "MaxPool", "domain": "ai.onnx", "version": version, "opset_imports": {"ai.onnx": version},
         "attributes": {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
         "inputs": [{"name": "X", "shape": [1, 1, 4, 4], "dtype": "float32"}],
         "backend": "reference", "backend_version": "0.1.0", "outcome": "pass", "message": "",
@@ -94,20 +100,33 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
     assert report["items"][0]["backend"] == "somepkg.mod:MyBackend"
 
 
-@pytest.mark.parametrize("word", ["MaxPool-12/infinities/1d-y[float32]", "maxpool-22/AUTO_PAD", "/1d-y[float32]",
-                                  "MaxUnpool-11/", "2d_ceil[float32]@onnx-reference", "MaxPool-12/no-such-item"])
-def test_k_with_an_item_id_builds_only_the_items_pytest_would_select(pytester, word):
+@pytest.mark.parametrize(("word", "backends"), [
+    ("MaxPool-12/infinities/1d-y[float32]", "--backend=reference"), ("maxpool-22/AUTO_PAD", "--backend=reference"),
+    ("/1d-y[float32]", "--backend=reference"), ("MaxUnpool-11/", "--backend=reference"),
+    ("MaxPool-12/2d_ceil[float32]", "--backend=reference,onnx-reference"),  # each item once per backend
+    ("MaxPool-12/no-such-item", "--backend=reference")])
+def test_k_with_an_item_id_builds_only_the_items_pytest_would_select(pytester, word, backends):
     """-k <a word with "/"> (a pasted repro line) expands only the case files that hold such an
     item and builds only those items; the selection is the one pytest makes among all items
-    ("W or W" is an expression, which the plugin leaves to pytest)."""
-    backends = "--backend=reference,onnx-reference" if "@" in word else "--backend=reference"
-    def selected(expression: str) -> list[str]:
-        result = run_suite(pytester, backends, "--co", "-q", "-k", expression)
-        return sorted(line for line in result.outlines if "::" in line)
-
-    assert selected(word) == selected(f"{word} or {word}")
+    (pytest's own matching over every item, built whole)."""
+    result = run_suite(pytester, backends, "--co", "-q", "-k", word)
+    selected = sorted(line for line in result.outlines if "::" in line)
+    assert selected == pytest_s_selection(pytester, backends, word)
     if "no-such" not in word:
-        assert selected(word)
+        assert selected
+
+
+_KEYWORDS: dict[str, list[tuple[str, KeywordMatcher]]] = {}  # per set of backends: one whole build per worker
+
+
+def pytest_s_selection(pytester, backends: str, expression: str) -> list[str]:
+    """The items pytest's own -k selects among all the items, built whole (its deselect_by_keyword,
+    which the plugin leaves any expression but one id-like word to)."""
+    if backends not in _KEYWORDS:
+        items, _ = pytester.inline_genitems(str(PACKAGE_DIR), "-W", "ignore::pytest.PytestAssertRewriteWarning", backends)
+        _KEYWORDS[backends] = [(item.nodeid, KeywordMatcher.from_item(item)) for item in items]
+    compiled = Expression.compile(expression)
+    return sorted(nodeid for nodeid, matcher in _KEYWORDS[backends] if compiled.evaluate(matcher))
 
 
 def test_the_suite_runs_without_pytest_xdist(pytester):
