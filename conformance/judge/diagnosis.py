@@ -5,7 +5,8 @@ needs NaN in X without it, nor one that rewrites only windows the item leaves as
 the item's model and inputs; a model whose outputs equal the backend's on every output, bit for bit
 (Indices: any index of an equal maximum, as the judge compares them), diagnoses the item. Where
 several do, all are named; where none does, each model under another reading of the item's open
-questions, then pairs of models (a runtime has several bugs at once; a hook both replace is the
+questions, then a constant of the runtime's own fitted from the answer
+(``fitted.py``: -inf answered as -3.4e37), then pairs of models (a runtime has several bugs at once; a hook both replace is the
 first's built on the second's, in both orders then), those of models with no hook in common only
 where their single answers together change every element the backend got wrong; first a model
 that pools in another type over each other model (half the pairs at most), then a model that
@@ -34,6 +35,7 @@ from reference_backend import ReferenceBackend
 from ..expand.items import Item
 from ..semantics import Readings
 from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
+from .fitted import fitted, title as fitted_title
 
 PAIR_LIMIT = 60
 SHAPE_HOOKS = {"axes", "unpool_shape"}  # the reference's hooks that decide an output's shape
@@ -121,6 +123,10 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
             and (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
     if read:
         return read
+    # a constant of the runtime's own standing in for -inf, fitted from the answer (judge/fitted.py)
+    fits = fitted(item, model, feeds, actual, expected, set(differing))
+    if fits:
+        return fits
     # a model that rewrites only the windows and leaves this item's as they are changes nothing,
     # alone or beside another
     relevant = [d for d in relevant if d.name not in idle]
@@ -286,10 +292,11 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def titles(diagnosis: Sequence[str]) -> list[str]:
     """Each name of a diagnosis as a report line reads it (a pair's titles joined by "and")."""
     from .defects import BY_NAME
+    from .retyping import title as retyping_title
 
     def title(name: str) -> str:
         model, at, reading = name.partition(AT)
-        text = BY_NAME[model].title if model in BY_NAME else model
+        text = BY_NAME[model].title if model in BY_NAME else retyping_title(model) or fitted_title(model) or model
         return f"{text} (under the reading {reading})" if at else text
 
     return [" and ".join(title(n) for n in name.split(SEPARATOR)) for name in diagnosis]

@@ -12,7 +12,7 @@ import dataclasses
 import itertools
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from ..semantics import OPENVINO_DOMAIN, Readings, from_storage_order, node_axes
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinFailed, failed_twin, first_line, run_on_copies
-from .diagnosis import diagnose
+from .diagnosis import SEPARATOR, diagnose
+from .retyping import Retyped, factored
 from .where import differences_lie
 from .oracle import SuiteError, consult, derive
 
@@ -76,6 +77,9 @@ class Verdict:
     # fail, undiagnosed: the class of input window every wrong element's shares (judge/where.py)
     where: str | None = None
     undiagnosed: str | None = None  # fail: why no diagnosis was tried (the run's diagnosis budget spent)
+    # fail: the outputs answered in another element type whose values survive the cast back, each
+    # a cause of its own beside the values' (judge/retyping.py)
+    retyped: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         """What a backend said reaches terminals and reports inert: no escape sequence, no control."""
@@ -120,6 +124,22 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if problem:
         return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, ambiguities)
 
+    # a wrong element type whose values survive the cast back is a cause of its own: the values
+    # are judged as if the type were right, and the verdict then carries both (judge/retyping.py)
+    names, wanted = [o.name for o in item.outputs], [expected[o.name] for o in item.outputs]
+    actual, retyped = factored(names, wanted, actual)
+    verdict = _judged_values(item, oracle, inputs, actual, registry,
+                             rerun=lambda: factored(names, wanted, run_on_copies(backend, oracle.model, inputs))[0])
+    return with_retyping(verdict, retyped) if retyped else verdict
+
+
+def _judged_values(item: Item, oracle: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
+                   registry: dict[str, Ambiguity], rerun: Callable[[], Sequence[Any]]) -> Verdict:
+    """The verdict on ``actual``, the backend's outputs of the element types the documents give
+    (``rerun``: the backend's answer again, for values the documents leave undefined)."""
+    written, expected, found = oracle.written, oracle.expected, oracle.found
+    ambiguities = list(found.ids)
+    open_ones = [registry[key] for key in ambiguities if registry[key].status == "open"]
     mismatches = compare(item, written, expected, actual)
     details = "\n".join(m.text() for m in mismatches)
 
@@ -159,8 +179,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
             left = _unexplained(item, written, [expected, *candidates], actual)
             if left is not None:
-                recorded = _undefined_values(item, written, registry, found, actual, left,
-                                             lambda: run_on_copies(backend, oracle.model, inputs), details, mismatches)
+                recorded = _undefined_values(item, written, registry, found, actual, left, rerun, details, mismatches)
                 if recorded is not None:
                     return recorded
                 return failed(_unexplained_line(item, left, expected, actual, found.ids))
@@ -170,6 +189,22 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
     if mismatches:
         return failed(mismatches[0].line())
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
+
+
+def with_retyping(verdict: Verdict, retyped: list[Retyped]) -> Verdict:
+    """``verdict`` on the values as if typed right, with the wrong element types as a cause of their
+    own: the item fails on them whatever its values earned. Where the values are right too (or as
+    an open question allows), the types are the whole diagnosis; where they are wrong, the item
+    carries both causes: ``retyped`` beside the values' diagnosis."""
+    typed = [Mismatch(r.output, f"{r.output}: element type {r.got}, expected {r.wanted}", of_form=True) for r in retyped]
+    names = [r.name for r in retyped]
+    summary = "; ".join(m.summary for m in typed)
+    details = "\n".join([*(m.text() for m in typed), *([verdict.details] if verdict.details else [])])
+    if verdict.outcome is not Outcome.FAIL:  # the values as the documents (or a reading) give them
+        return Verdict(Outcome.FAIL, summary, details, verdict.ambiguities, typed, diagnosis=[SEPARATOR.join(names)],
+                       retyped=names)
+    return dataclasses.replace(verdict, message=f"{summary}; as {', '.join(r.wanted for r in retyped)}: {verdict.message}",
+                               details=details, mismatches=typed + verdict.mismatches, retyped=names)
 
 
 def _judge_rejection(item: Item, backend: Backend, seed: int, question: Ambiguity | None) -> Verdict:

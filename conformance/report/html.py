@@ -11,7 +11,7 @@ from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_html
 from .record import ItemRecord, RunDocument
 from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
-                      failure_clusters, matrix, opset_regressions, shorten, totals, cannot_run, undiagnosed_line)
+                      failure_clusters, failing_items, matrix, opset_regressions, shorten, totals, cannot_run, undiagnosed_line)
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
@@ -221,14 +221,14 @@ def _failure(record: ItemRecord) -> str:
 
 def _failures(items: list[ItemRecord], names: list[str]) -> str:
     clusters = failure_clusters(items)
-    total = sum(len(c.records) for found in clusters.values() for c in found)
+    total = failing_items(c for found in clusters.values() for c in found)
     parts = [f"<h2 id='failures'>Failures ({total})</h2><p class='muted'>Each backend's failing items clustered "
              "by cause: the outcome and what differs structurally (which output and how, whether in windows over "
              "padding, or the message made generic), sub-grouped by detail (values, signs, element types). Each cause "
              "shows its smallest item, the attribute values all its items share, and the others by id.</p>"]
     for backend in names:
         found = clusters.get(backend, [])
-        count = sum(len(c.records) for c in found)
+        count = failing_items(found)
         parts.append(f"<h3 id='{_anchor('failures', backend)}'>{escape(backend)}: {count} failing item"
                      f"{'s' if count != 1 else ''}, {len(found)} cause{'s' if len(found) != 1 else ''}</h3>")
         if not found:
@@ -237,7 +237,7 @@ def _failures(items: list[ItemRecord], names: list[str]) -> str:
         parts.append(_causes_by_version(backend, found))
         parts += [_cluster(backend, index, cluster) for index, cluster in enumerate(found[:SHOWN_CLUSTERS])]
         if len(found) > SHOWN_CLUSTERS:
-            rest = sum(len(c.records) for c in found[SHOWN_CLUSTERS:])
+            rest = failing_items(found[SHOWN_CLUSTERS:])
             parts.append(f"<p class='muted'>... and {len(found) - SHOWN_CLUSTERS} more causes of {rest} items "
                          "(see results.json).</p>")
     return "".join(parts)

@@ -52,6 +52,7 @@ class ItemRecord(TypedDict, total=False):
     control: str
     twin: dict[str, str]  # id, outcome, message: the valid twin's failure, where it is no declared refusal
     diagnosis: list[str]
+    retyped: list[str]  # the outputs answered in another element type, each a cause beside the values'
     where: str
     undiagnosed: str
     flaky: bool
@@ -145,6 +146,8 @@ def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
         record["readings"] = verdict.readings
     if verdict.diagnosis:
         record["diagnosis"] = verdict.diagnosis
+    if verdict.retyped:
+        record["retyped"] = verdict.retyped
     if verdict.where:
         record["where"] = verdict.where
     if verdict.undiagnosed:

@@ -311,7 +311,9 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
     names = record.get("diagnosis") or []
     if names:
         return diagnosed_signature(record["outcome"], [diagnosis or names[0]])
-    diffs = record.get("diff")
+    # a wrong element type is a cause of its own (its line: _add_retyped_lines): the values' line
+    # is what differs besides it
+    diffs = [d for d in record.get("diff") or [] if not (record.get("retyped") and " element type " in d["summary"])]
     if diffs:
         first = diffs[0]
         kind = next((label for words, label in DIFFERENCES if words in first["summary"]), "differs")
@@ -386,9 +388,11 @@ class Cluster:
 
     @property
     def smallest(self) -> Record:
-        """The smallest item of the line's largest sub-group: an example of its majority."""
-        majority = self.details[0][0]
-        own = [r for r in self.records if detail_signature(r) == majority]
+        """The smallest item of the line's largest sub-group: an example of its majority, of the
+        items that carry the line's cause alone where some do."""
+        alone = [r for r in self.records if not several_causes(r)] or self.records  # the line's cause alone, where shown
+        majority = Counter(detail_signature(r) for r in alone).most_common(1)[0][0]
+        own = [r for r in alone if detail_signature(r) == majority]
         return min(own, key=lambda r: (sum(math.prod(i["shape"]) for i in r.get("inputs", [])), len(r["id"])))
 
     @property
@@ -492,6 +496,7 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
             if read and read < len(records):
                 renamed += f"; {read} of its items under a reading of an open question (each item's diagnosis names it)"
             grouped[backend, renamed] = grouped.pop((backend, signature))
+    _add_retyped_lines(grouped, failing)
     _name_failed_twins(grouped)
     _split_by_deciding_attributes(grouped, items)
     _merge_refusals_by_deciding_attributes(grouped, items)
@@ -501,6 +506,31 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
         clusters[backend].append(Cluster(backend, signature, records))
     return dict(clusters)
+
+
+def several_causes(record: Record) -> bool:
+    """Whether the item carries a wrong element type beside wrong values: it sits on both lines."""
+    from ..judge.diagnosis import SEPARATOR
+
+    retyped = record.get("retyped") or []
+    return bool(retyped) and record.get("diagnosis") != [SEPARATOR.join(retyped)]
+
+
+def _add_retyped_lines(grouped: dict[tuple[str, str], list[Record]], failing: list[Record]) -> None:
+    """An item answered in another element type and with wrong values joins its type's line too
+    (its values' line holds it already): a cause's line counts every item it explains."""
+    for r in failing:
+        if r.get("twin") or not several_causes(r):
+            continue
+        for name in r["retyped"]:
+            signature = diagnosed_signature(r["outcome"], [name])
+            key = next((k for k in grouped if k[0] == r["backend"] and k[1].startswith(signature)), (r["backend"], signature))
+            grouped[key].append(r)
+
+
+def failing_items(clusters: Iterable[Cluster]) -> int:
+    """How many items the lines hold, each once (an item with two causes sits on two lines)."""
+    return len({(c.backend, r["id"]) for c in clusters for r in c.records})
 
 
 MINIMAL = "fails on the minimal valid model of "
@@ -689,7 +719,7 @@ def render_markdown(document: RunDocument) -> str:
         shown = ", ".join(f"{v}: {o}" for v, o in r["outcomes"].items())
         lines.append(f"- {r['backend']}: {r['op']} {r['case']} [{r['dtype']}]: {shown}")
     clusters = failure_clusters(items)
-    lines += ["", f"## Failures ({sum(len(c.records) for cs in clusters.values() for c in cs)}), by cause", ""]
+    lines += ["", f"## Failures ({failing_items(c for cs in clusters.values() for c in cs)}), by cause", ""]
     for backend, found in clusters.items():
         for cluster in found:
             lines.append(f"- {backend}: {len(cluster.records)} × {shorten(cluster.signature, 160)} "

@@ -1,0 +1,94 @@
+"""Several causes per item (conformance/judge/retyping.py): a backend that answers float16 in
+float32 and has a second bug carries both causes on every item the second bug changes; each cause
+is a line of the report, the item counted once in the totals, and a type-only item is never
+"values differ"."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from reference_backend import ReferenceBackend
+from conformance.judge.defects import BY_NAME
+from conformance.judge.diagnosis import facts
+from conformance.judge.verdict import Outcome, evaluate
+from conformance.load.cases import bundled_case_dir
+from conformance.report.record import item_record
+from conformance.report.results import failing_items, failure_clusters
+from tests.meta.test_mutants import REGISTRY, items_round_robin
+
+# One second bug of each kind: the window's geometry, the padding's value, the Indices' layout.
+SECOND_BUGS = ["ceil_mode_ignored", "padding_is_zero", "indices_per_plane"]
+TYPE_CAUSE = "float16_computed_as_float32"
+PER_BUG = 30  # float16 items per second bug, round-robin over the case classes: several it changes, at a few seconds
+
+
+class Float16AnsweredAsFloat32:
+    """A defect model's answers (or the reference's), with every float16 Y returned in float32."""
+
+    version = "0"
+
+    def __init__(self, second: str | None):
+        self.second = second
+        self.name = f"float16-as-float32+{second}"
+
+    def details(self):
+        return {}
+
+    def run(self, model, inputs):
+        backend = BY_NAME[self.second].backend if self.second else ReferenceBackend
+        outputs = list(backend.run_model(model, [inputs[i.name] for i in model.graph.input]))
+        if outputs[0].dtype == np.float16:
+            outputs[0] = outputs[0].astype(np.float32)
+        return outputs
+
+
+@cache
+def float16_items(second: str) -> list:
+    model = BY_NAME[second]
+    return [i for i in items_round_robin() if not i.case.reject and i.inputs
+            and i.inputs[0].dtype.name == "float16" and model.applies(facts(i))][:PER_BUG]
+
+
+def records(backend, items) -> list[dict]:
+    found = []
+    for item in items:
+        verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
+        if verdict.outcome is Outcome.FAIL:
+            record = item_record(item, bundled_case_dir())
+            record.update(backend=backend.name, outcome="fail", message=verdict.message, diagnosis=verdict.diagnosis,
+                          diff=[m.as_json() for m in verdict.mismatches], **({"retyped": verdict.retyped} if verdict.retyped else {}))
+            found.append((verdict, record))
+    return found
+
+
+@pytest.mark.parametrize("second", SECOND_BUGS)
+def test_float16_answered_as_float32_beside_a_second_bug_names_both_causes(second):
+    backend = Float16AnsweredAsFloat32(second)
+    judged = records(backend, float16_items(second))
+    both = [(v, r) for v, r in judged if v.diagnosis != [TYPE_CAUSE]]
+    assert len(both) >= 3, f"{second} changes too few float16 items: {len(both)}"
+    for verdict, record in judged:  # every failing item: the type, and the second bug where it changed the values
+        assert verdict.retyped == [TYPE_CAUSE], record["id"]
+        assert verdict.message.split(": ", 1)[1].startswith("element type float32, expected float16"), verdict.message
+        assert verdict.diagnosis == [TYPE_CAUSE] or second in verdict.diagnosis, (record["id"], verdict.diagnosis)
+    lines = {c.signature: c for c in failure_clusters([r for _, r in judged])[backend.name]}
+    type_line = next(c for s, c in lines.items() if f"({TYPE_CAUSE})" in s)
+    second_line = next(c for s, c in lines.items() if f"({second})" in s)
+    assert len(type_line.records) == len(judged)  # every item the type explains, on its line
+    assert {r["id"] for r in second_line.records} == {r["id"] for _, r in both}
+    assert failing_items(lines.values()) == len(judged)  # each item counted once
+    assert type_line.smallest.get("diagnosis") == [TYPE_CAUSE]  # the type alone, where an item shows it alone
+
+
+def test_a_float16_answer_in_float32_with_right_values_is_the_type_alone():
+    backend = Float16AnsweredAsFloat32(None)
+    items = [i for i in items_round_robin() if not i.case.reject and i.inputs and i.inputs[0].dtype.name == "float16"][:40]
+    judged = records(backend, items)
+    assert len(judged) == len(items)
+    for verdict, record in judged:
+        assert verdict.diagnosis == [TYPE_CAUSE] and "match no reading" not in verdict.message, (record["id"], verdict.message)
+    (line,) = failure_clusters([r for _, r in judged])[backend.name]
+    assert f"({TYPE_CAUSE})" in line.signature
