@@ -247,3 +247,67 @@ def test_the_scoreboard_reads_its_results_within_one_total_bound(tmp_path, monke
     assert len(scoreboard.all_runs([first])) == 1
     with pytest.raises(ResultsError, match="over"):
         scoreboard.all_runs([first, second])
+
+
+# A sweep's cells and environments are believed only under the user's own seal and record.
+
+def _a_cell_that_ran(directory, key: str, seal: str | None) -> None:
+    from conformance.sweep.cells import CELL_FILE
+
+    directory.mkdir(parents=True, exist_ok=True)
+    small_run(directory, "ort")
+    (directory / "run.log").write_text("1 passed\n")
+    cell = {"label": "ort@1.20.0", "backend": "ort", "package": "onnxruntime", "version": "1.20.0", "pins": [],
+            "key": key, "status": "ran", "message": "", "seconds": 1.0, "summary": {}}
+    if seal is not None:
+        cell["seal"] = seal
+    (directory / CELL_FILE).write_text(json.dumps(cell))
+
+
+def test_a_cell_made_by_hand_is_never_reused_and_a_sealed_one_is_until_its_files_change(tmp_path, monkeypatch):
+    from conformance.sweep.cells import finished, seal_of
+    from conformance.sweep.plan import Cell
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    cell, directory = Cell("ort", "onnxruntime", "1.20.0"), tmp_path / "cell"
+    _a_cell_that_ran(directory, "key", seal=None)  # the key is a public digest: anyone can write it
+    assert finished(cell, directory, "key") is None
+    _a_cell_that_ran(directory, "key", seal="0" * 64)
+    assert finished(cell, directory, "key") is None
+    _a_cell_that_ran(directory, "key", seal=seal_of(directory, "key"))
+    assert finished(cell, directory, "key") is not None
+    (directory / "run.log").write_text("1 failed\n")  # either file changed after the seal
+    assert finished(cell, directory, "key") is None
+    _a_cell_that_ran(directory, "key", seal=seal_of(directory, "key"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-user"))  # another key: not this user's seal
+    assert finished(cell, directory, "key") is None
+
+
+def test_a_planted_environment_is_made_again_and_never_run(tmp_path, monkeypatch):
+    import subprocess
+
+    from conformance.sweep import cells
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    env = tmp_path / "environments" / "planted"
+    (env / "bin").mkdir(parents=True)
+    ran = tmp_path / "the-planted-interpreter-ran"
+    (env / "bin" / "python").write_text(f"#!/bin/sh\ntouch {ran}\n")
+    (env / "bin" / "python").chmod(0o755)
+    (env / ".conformance-ready").write_text("")  # the marker an earlier version believed
+    steps = []
+
+    def installer(step, **kwargs):  # each installer step, recorded; the first makes a fresh interpreter
+        steps.append(step)
+        if len(steps) == 1:
+            (env / "bin").mkdir(parents=True, exist_ok=True)
+            (env / "bin" / "python").write_text("a fresh interpreter\n")
+        return subprocess.CompletedProcess(step, 0, "", "")
+
+    monkeypatch.setattr(cells.subprocess, "run", installer)
+    assert cells.prepare(env, tmp_path, ["onnxruntime==1.20.0"]) is None
+    assert len(steps) == 2 and not ran.exists() and not (env / ".conformance-ready").exists()
+    assert (env / "bin" / "python").read_text() == "a fresh interpreter\n"
+    assert cells.prepare(env, tmp_path, ["onnxruntime==1.20.0"]) is None and len(steps) == 2  # recorded: reused
+    (env / "bin" / "python").write_text("#!/bin/sh\nplanted later\n")  # changed since its record
+    assert cells.prepare(env, tmp_path, ["onnxruntime==1.20.0"]) is None and len(steps) == 4  # made again

@@ -15,18 +15,17 @@ hashed again, and a tree that differs from its manifest runs nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from ..expand.cache import key_directory
 from ..load.user_dirs import APP, base_directory
+from ..load import tree_records
 from ..load.limits import ReadRefused, read_regular
 
 EPS = ("cpu", "webgpu", "wasm")
@@ -38,7 +37,7 @@ LOCK_DIRECTORY = HERE / "ort_js_npm"
 ICD = "/usr/lib/chromium/vk_swiftshader_icd.json"
 SETUP = "conformance setup ort-js"
 MAX_PACKAGE_JSON_BYTES = 1 << 20
-MAX_MANIFEST_BYTES = 16 << 20  # the pinned tree's manifest is about 200 kB
+MAX_LOCK_BYTES = 16 << 20  # the pinned package-lock.json is about 200 kB
 
 
 def cache_directory() -> Path:
@@ -90,72 +89,21 @@ def manifest_path() -> Path:
     return key_directory() / "ort-js-manifest.json"
 
 
-def _identity(info: os.stat_result) -> list[int]:
-    return [info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-
-
-def _content(path: Path, info: os.stat_result) -> str:
-    """A file's SHA-256, or a link's target: what Node would read there."""
-    if stat.S_ISLNK(info.st_mode):
-        return "link:" + os.readlink(path)
-    digest = hashlib.sha256()
-    with open(path, "rb", buffering=0) as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _tree(root: Path) -> dict[str, os.stat_result]:
-    """Every file and link under ``root`` (links not followed), by relative path; anything else
-    that is not a directory (a FIFO, a device, a socket) too, so that it differs from any manifest."""
-    found = {}
-    for directory, subdirectories, files in os.walk(root, followlinks=False):
-        for name in (*files, *(d for d in subdirectories if os.path.islink(os.path.join(directory, d)))):
-            path = os.path.join(directory, name)
-            found[os.path.relpath(path, root)] = os.lstat(path)
-    return found
-
-
 def record_manifest() -> None:
     """The installed tree as it is now, written outside the cache (after ``npm ci``)."""
-    root = node_modules()
-    files = {name: [*_identity(info), _content(root / name, info)] for name, info in sorted(_tree(root).items())}
-    path = manifest_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)
-    with open(temporary, "x", encoding="utf-8") as file:
-        json.dump({"root": str(root), "files": files}, file)
-    os.replace(temporary, path)
+    tree_records.record(node_modules(), manifest_path())
 
 
 def tree_problem() -> str | None:
     """Where the installed tree differs from the manifest its setup recorded, the first difference."""
-    again = f"run `{SETUP} --force`"
-    try:
-        manifest = json.loads(read_regular(manifest_path(), MAX_MANIFEST_BYTES, follow_links=False))
-        recorded, root = manifest["files"], manifest["root"]
-        if not isinstance(recorded, dict) or root != str(node_modules()):
-            raise ValueError
-    except (ReadRefused, ValueError, KeyError, TypeError, RecursionError):
-        return f"no record of its npm packages' installed files in {manifest_path()}: {again}"
-    found = _tree(node_modules())
-    for name in sorted(set(found) | set(recorded)):
-        kept, info = recorded.get(name), found.get(name)
-        if kept is None or info is None:
-            return f"{name} was {'added to' if kept is None else 'removed from'} {node_modules()} since setup: {again}"
-        if not (isinstance(kept, list) and len(kept) == 6):
-            return f"the record of {name} in {manifest_path()} is not one: {again}"
-        if _identity(info) != kept[:5] and (not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode))
-                                            or _content(node_modules() / name, info) != kept[5]):
-            return f"{name} in {node_modules()} changed since setup: {again}"
-    return None
+    problem = tree_records.difference(node_modules(), manifest_path())
+    return None if problem is None else f"{problem}: run `{SETUP} --force`"
 
 
 def cache_problem() -> str | None:
     not_installed = f"its npm packages are not installed in {cache_directory()}: run `{SETUP}`"
     try:
-        pinned = read_regular(cache_directory() / "package-lock.json", MAX_MANIFEST_BYTES, follow_links=False)
+        pinned = read_regular(cache_directory() / "package-lock.json", MAX_LOCK_BYTES, follow_links=False)
     except ReadRefused:
         return not_installed
     if pinned != (LOCK_DIRECTORY / "package-lock.json").read_bytes():

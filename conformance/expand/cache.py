@@ -103,18 +103,19 @@ def _private(path: Path) -> bool:
 
 def seal(key: bytes, name: str, data: bytes) -> bytes:
     """``data`` stored under ``name``, preceded by its HMAC: moved to another name, it does not verify."""
-    return _mac(key, name, data).encode() + b"\n" + data
+    return hmac_of(key, name, data).encode() + b"\n" + data
 
 
 def unseal(key: bytes, name: str, blob: bytes) -> bytes:
     """The data that ``seal`` stored under ``name``; ValueError for anything else."""
-    mac, newline, data = blob.partition(b"\n")
-    if not newline or not hmac.compare_digest(mac, _mac(key, name, data).encode()):
+    kept, newline, data = blob.partition(b"\n")
+    if not newline or not hmac.compare_digest(kept, hmac_of(key, name, data).encode()):
         raise ValueError("not sealed under this name with the user's key")
     return data
 
 
-def _mac(key: bytes, name: str, data: bytes) -> str:
+def hmac_of(key: bytes, name: str, data: bytes) -> str:
+    """The HMAC-SHA256 of ``data`` under ``name`` with the user's ``key``, in hex."""
     return hmac.new(key, name.encode() + b"\0" + data, hashlib.sha256).hexdigest()
 
 

@@ -1,12 +1,20 @@
 """Running a cell: an environment of its own (uv where it is installed, else venv and pip) with
 the suite and one release of a runtime, one run of the suite in it, and what came of it in
 ``cell.json`` beside the run's report. A finished cell whose key (the release, its pins, the
-suite's revision) is unchanged is reused, not run again."""
+suite's revision) is unchanged is reused, not run again.
+
+Neither a cell nor an environment is believed for being there. ``cell.json`` holds a seal: an
+HMAC under the user's own key (the expansion cache's, kept outside every cache) over the cell's
+key and the digests of its results.json and run.log, so that a cell made or edited by hand is run
+again, never read as a release's verdicts. An environment is reused only while it matches the
+record of its files made when it was installed, kept beside that key (load/tree_records.py): a
+planted interpreter, or any file changed since, has the environment made again."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -17,13 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..expand.cache import hmac_of, key_directory, user_key
+from ..load import tree_records
 from ..load.limits import ReadRefused, read_regular, read_state_text
-from ..report.results import ResultsError, read_results
+from ..report.results import MAX_RESULTS_BYTES, ResultsError, read_results
 from ..report.writer import write_atomically
 from .plan import Cell
 
 CELL_FILE = "cell.json"
 RESULTS = "results.json"
+LOG = "run.log"
 MAX_CELL_BYTES = 64 * 1024
 MAX_LOG_BYTES = 64 << 20  # of a cell's run.log read back for its last line: a run writes a few MB at most
 INSTALL_TIMEOUT_S = 900
@@ -41,10 +52,10 @@ class Outcome:
     reused: bool = False
     summary: dict[str, int] | None = None
 
-    def as_json(self, key: str) -> dict[str, Any]:
+    def as_json(self, key: str, seal: str = "") -> dict[str, Any]:
         return {"label": self.cell.label, "backend": self.cell.backend, "package": self.cell.package,
                 "version": self.cell.version, "pins": list(self.cell.pins), "key": key, "status": self.status,
-                "message": self.message, "seconds": round(self.seconds, 1), "summary": self.summary}
+                "message": self.message, "seconds": round(self.seconds, 1), "summary": self.summary, "seal": seal}
 
     def line(self) -> str:
         how = "reused" if self.reused else f"{self.seconds:.0f} s"
@@ -81,6 +92,8 @@ def finished(cell: Cell, directory: Path, key: str) -> Outcome | None:
         kept = json.loads(read_state_text(directory / CELL_FILE, MAX_CELL_BYTES))
         if not isinstance(kept, dict) or kept.get("key") != key or kept.get("status") != "ran":
             return None
+        if not isinstance(kept.get("seal"), str) or not hmac.compare_digest(kept["seal"], seal_of(directory, key)):
+            return None  # not sealed by this user over these files: made or changed by someone else
         summary = read_results(directory / RESULTS)["summary"]
     except (OSError, ValueError, RecursionError, ResultsError, ReadRefused):
         return None  # an unreadable or foreign cell.json (a FIFO, a link, garbage) is a cell to run
@@ -100,8 +113,24 @@ def run_cell(cell: Cell, directory: Path, key: str, environments: Path, root: Pa
         outcome = Outcome(cell, "cannot install", problem, time.monotonic() - started)
     else:
         outcome = _run(cell, env, directory, root, started)
-    write_atomically(directory / CELL_FILE, json.dumps(outcome.as_json(key), indent=1))  # a link there is replaced
+    try:
+        seal = seal_of(directory, key)
+    except (OSError, ReadRefused):  # no key can be kept (no home), or a file unreadable: a cell never reused
+        seal = ""
+    write_atomically(directory / CELL_FILE, json.dumps(outcome.as_json(key, seal), indent=1))  # a link there is replaced
     return outcome
+
+
+def seal_of(directory: Path, key: str) -> str:
+    """The user's HMAC over the cell's key and the SHA-256 of its results.json and run.log (each
+    "absent" where missing). OSError where the user's key cannot be kept; ReadRefused for a file
+    that is no regular one within its bound."""
+    digests = []
+    for name, bound in ((RESULTS, MAX_RESULTS_BYTES), (LOG, MAX_LOG_BYTES)):
+        path = directory / name
+        digests.append(hashlib.sha256(read_regular(path, bound, follow_links=False)).hexdigest()
+                       if os.path.lexists(path) else "absent")
+    return hmac_of(user_key(), "sweep-cell", "\0".join([key, *digests]).encode())
 
 
 def _new_file(path: Path):
@@ -121,9 +150,13 @@ def _pins_name(cell: Cell) -> str:
 def prepare(env: Path, root: Path, requirements: list[str]) -> str | None:
     """An environment at ``env`` with the suite (editable, from ``root``) and ``requirements``;
     None once it is ready, else the installer's own line on why not."""
-    ready = env / ".conformance-ready"
-    if ready.exists():
+    try:
+        record = environment_record(env)
+    except OSError as e:  # no home for the user's key: an environment could never be believed again
+        return f"no record of the environment can be kept ({e})"
+    if tree_records.difference(env, record) is None:
         return None
+    _remove(env)  # planted, changed or half made: made again, whole
     beside = Path(sys.executable).with_name("uv")  # the [sweep] extra's, where the venv is not on PATH
     uv = shutil.which("uv") or (str(beside) if beside.exists() else None)
     python = env / "bin" / "python"
@@ -140,8 +173,25 @@ def prepare(env: Path, root: Path, requirements: list[str]) -> str | None:
             return f"{Path(step[0]).name} took over {INSTALL_TIMEOUT_S} s"
         if done.returncode != 0:
             return _installer_line(done.stderr or done.stdout)
-    write_atomically(ready, "")
+    try:
+        tree_records.record(env, record)
+    except OSError as e:
+        return f"the environment's record cannot be written ({e})"
     return None
+
+
+def environment_record(env: Path) -> Path:
+    """Where the record of ``env``'s files is kept: beside the user's key, outside every cache."""
+    name = hashlib.sha256(os.path.abspath(env).encode()).hexdigest()[:32]
+    return key_directory() / "sweep-environments" / f"{name}.json"
+
+
+def _remove(path: Path) -> None:
+    """``path`` gone, whatever it is; a link is removed, never followed."""
+    if os.path.islink(path) or (os.path.lexists(path) and not path.is_dir()):
+        os.unlink(path)
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def _installer_line(text: str) -> str:
@@ -159,7 +209,7 @@ def _run(cell: Cell, env: Path, directory: Path, root: Path, started: float) -> 
     # a key of the suite, numpy and onnx) are the same in every cell of one suite revision
     command = [str(env / "bin" / "python"), "-m", "pytest", "conformance", f"--backend={cell.backend}",
                f"--report={directory}", f"--conformance-label={cell.label}", "-q", *cell.pytest_args]
-    log = directory / "run.log"
+    log = directory / LOG
     with _new_file(log) as out:
         try:
             done = subprocess.run(command, cwd=root, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S,
