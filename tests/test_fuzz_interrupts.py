@@ -145,3 +145,30 @@ def test_an_interrupted_report_leaves_the_old_files_or_the_new_ones(tmp_path, de
     html = (out / "report.html").read_text()
     assert html == "the old report" or html.rstrip().endswith("</html>")
     assert not list(out.glob("*.tmp"))
+
+
+def test_ctrl_c_inside_a_gc_callback_prints_nothing_and_stops_the_fuzz_at_its_next_check(monkeypatch):
+    """Python prints an exception raised in a gc callback ("Exception ignored in ... gc_callback")
+    and drops it: there the fuzz's handler only remembers Ctrl-C, which the search then honours."""
+    import gc
+    from types import SimpleNamespace
+
+    from conformance.fuzz.engine import Fuzzer, _ctrl_c_remembered
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    fuzzer = SimpleNamespace(ctrl_c=False, deadline=None)
+
+    def gc_callback(phase, info):  # as hypothesis's: Ctrl-C lands while it runs
+        if phase == "start":
+            signal.raise_signal(signal.SIGINT)
+
+    gc.callbacks.append(gc_callback)
+    try:
+        with _ctrl_c_remembered(fuzzer):
+            gc.collect()
+    finally:
+        gc.callbacks.remove(gc_callback)
+    assert fuzzer.ctrl_c and unraisable == []
+    with pytest.raises(KeyboardInterrupt):  # the search's next check ends it, with what it found
+        Fuzzer._past_deadline(fuzzer)

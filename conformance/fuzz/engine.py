@@ -14,6 +14,7 @@ time cap (a shrink cut short stops where the cap finds it).
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import re
 import signal
@@ -119,13 +120,25 @@ def _ctrl_c_remembered(fuzzer: "Fuzzer") -> Iterator[None]:
 
     def pressed(signum, frame):
         fuzzer.ctrl_c = True
-        raise KeyboardInterrupt
+        if not _in_a_gc_callback(frame):  # there Python would print the exception and go on
+            raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, pressed)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+
+
+def _in_a_gc_callback(frame) -> bool:
+    """Whether ``frame`` runs inside one of ``gc.callbacks`` (hypothesis installs one): an exception
+    raised there is not raised at all, only printed as "Exception ignored in ... gc_callback"."""
+    codes = {getattr(callback, "__code__", None) for callback in gc.callbacks}
+    while frame is not None:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
 
 
 class FuzzInterrupted(KeyboardInterrupt):
