@@ -129,6 +129,14 @@ def pytest_s_selection(pytester, backends: str, expression: str) -> list[str]:
     return sorted(nodeid for nodeid, matcher in _KEYWORDS[backends] if compiled.evaluate(matcher))
 
 
+def test_k_with_an_at_is_a_one_line_usage_error_before_any_item_is_built(pytester):
+    """pytest's -k grammar has no "@" (a pasted ``ID@backend``): said at once, with the option that takes it."""
+    result = run_suite(pytester, "--backend=reference,onnx-reference", "-k", "MaxPool-12/2d_ceil[float32]@onnx-reference")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*-k *cannot hold '@'; for one backend's item, give --conformance-id 'ID@backend'"])
+    assert "collected" not in result.stdout.str()
+
+
 def test_the_suite_runs_without_pytest_xdist(pytester):
     """-p no:xdist: the plugin's hooks of xdist's are optional, not unknown hooks."""
     result = run_suite(pytester, "--backend=reference", "-p", "no:xdist", "-k", "MaxPool-12/2d_ceil[float32]")

@@ -118,7 +118,11 @@ class SuiteSession:
         if expectations is not None and not expectations.exists():
             raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
         self.item_ids: set[str] = set()  # every item the case files produce, selected or not
-        self.name_part = name_part_of(config.getoption("keyword"))
+        keyword = config.getoption("keyword") or ""
+        if "@" in keyword:  # pytest's -k grammar has no "@": said before the whole suite is built, not after
+            raise pytest.UsageError(f"-k {keyword[:80]!r}: pytest's -k cannot hold '@'; for one backend's item, "
+                                    "give --conformance-id 'ID@backend'")
+        self.name_part = name_part_of(keyword)
         self.exact_ids = exact_ids(config.getoption("conformance_id"))
         self.shard = shard_of(config.getoption("conformance_shard"))
         self.sample: set[str] | None = None  # --conformance-sample: the covering subset's ids, once computed
