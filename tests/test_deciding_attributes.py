@@ -45,11 +45,22 @@ def test_two_bugs_behind_one_signal_are_two_lines_each_named_by_what_decides_it(
         "crash: the backend's process was killed by SIGSEGV where rank 4d+ and stride >1": 16}
 
 
-def test_a_line_whose_items_share_what_decides_it_stays_whole():
-    """Every item of rank 3 fails: padding and stride make no difference, so no part of the line
-    is named by them."""
+def test_a_line_whose_items_share_what_decides_it_stays_whole_and_is_named_by_it():
+    """Every item of rank 3 fails: padding and stride make no difference, so the line is one, named
+    by the rank alone."""
     assert _lines(_run(lambda rank, stride, padding: ("crash", "SIGFPE") if rank == 3 else None)) == {
-        "crash: SIGFPE": 32}
+        "crash: SIGFPE where rank 3d": 32}
+
+
+def test_a_backend_that_crashes_under_one_attribute_condition_is_one_line_naming_it():
+    assert _lines(_run(lambda rank, stride, padding: ("crash", "SIGFPE") if stride > 1 else None)) == {
+        "crash: SIGFPE where stride >1": 64}
+
+
+def test_a_line_no_predicate_holds_keeps_its_own_name():
+    """Items of every kind fail, some items of every kind pass: nothing the run shows decides."""
+    flip = itertools.cycle([True, False, False])
+    assert list(_lines(_run(lambda rank, stride, padding: ("crash", "SIGFPE") if next(flip) else None))) == ["crash: SIGFPE"]
 
 
 def test_a_part_is_not_named_by_what_a_passing_item_also_has():

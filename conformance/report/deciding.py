@@ -14,7 +14,8 @@ items (a path selector, an element type, an attribute left out or set), or two t
   is not cut into "... and padding at the end" and the rest, when padding makes no difference).
 
 The line is split where such predicates hold a tenth of it or more (and ten items at least), the
-largest first; what none holds keeps the line's own name (and where that is fewer than ten items,
+largest first (a predicate that holds the whole line names it: "crash: SIGFPE where stride >1");
+what none holds keeps the line's own name (and where that is fewer than ten items,
 the line stays whole: a split would leave them a line of their own). A split says only what the run shows: the items that have the
 predicate fail the same way; it names no cause.
 """

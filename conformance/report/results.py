@@ -589,7 +589,8 @@ def _name_failed_twins(grouped: dict[tuple[str, str], list[Record]]) -> None:
 
 def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], items: list[Record]) -> None:
     """Each undiagnosed line of valid models split by its deciding attributes (``deciding.py``),
-    against the items of its operators that its backend ran."""
+    against the items of its operators that its backend ran; a line one predicate holds whole is
+    named by it ("crash: ... where ceil_mode 1")."""
     from .deciding import split
 
     ran: dict[tuple[str, str], list[Record]] = defaultdict(list)
@@ -600,7 +601,7 @@ def _split_by_deciding_attributes(grouped: dict[tuple[str, str], list[Record]], 
         if DIAGNOSED in signature or MINIMAL in signature or any(r.get("expected") == "reject" for r in records):
             continue
         parts = split(records, [r for op in sorted({r["op"] for r in records}) for r in ran[backend, op]])
-        if len(parts) > 1:
+        if len(parts) > 1 or parts[0][0] is not None:  # a predicate that holds the whole line names it too
             del grouped[backend, signature]
             for predicate, part in parts:
                 grouped[backend, f"{signature} where {predicate}" if predicate else signature] = part
