@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 
 from conformance.judge.fitted import _padded_with, _seeded_at
-from conformance.judge.verdict import Outcome, evaluate
-from conformance.load.cases import bundled_case_dir
-from conformance.report.record import item_record
 from conformance.report.results import failure_clusters
-from tests.meta.test_mutants import REGISTRY, items_round_robin
+from tests.meta.test_mutants import items_round_robin
+from tests.meta.test_several_causes import records
 
 SEED = np.float32(-3.4e37)  # the stand-in of the runtime: no model of the catalogue has it
 PADDING = np.float32(-0.5)
@@ -43,15 +41,7 @@ def float32_pools() -> list:
 
 
 def failures(backend) -> list[tuple]:
-    found = []
-    for item in float32_pools():
-        verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
-        if verdict.outcome is Outcome.FAIL:
-            record = item_record(item, bundled_case_dir())
-            record.update(backend=backend.name, outcome="fail", message=verdict.message, diagnosis=verdict.diagnosis,
-                          diff=[m.as_json() for m in verdict.mismatches])
-            found.append((verdict, record))
-    return found
+    return records(backend, float32_pools())
 
 
 @pytest.mark.parametrize(("backend", "name", "words"), [
