@@ -21,6 +21,7 @@ from reference_backend import ReferenceBackend
 from ..expand.items import Item
 from ..semantics import Axis
 from .defects import pooled, with_results
+from .equality import same_bits
 
 SEED, PADDING = "seed_fitted:", "padding_fitted:"
 
@@ -33,7 +34,7 @@ def fitted(item: Item, model: Any, feeds: list[np.ndarray], actual: Sequence[Any
     want, got = expected[0], np.asarray(actual[0])
     if got.dtype != want.dtype or got.shape != want.shape or not (want.dtype.kind == "f" or want.dtype.name == "bfloat16"):
         return []
-    wrong = ~_same(got, want)
+    wrong = ~same_bits(got, want)
     constants = np.unique(got[wrong].astype(np.float64))
     if len(constants) != 1 or not np.isfinite(constants[0]):
         return []
@@ -55,7 +56,7 @@ def fitted(item: Item, model: Any, feeds: list[np.ndarray], actual: Sequence[Any
             outputs = backend.run_model(model, feeds)
         except Exception:  # noqa: BLE001 - a geometry the variant refuses reproduces nothing
             continue
-        if _same(np.asarray(outputs[0]), got).all():
+        if np.asarray(outputs[0]).dtype == got.dtype and same_bits(np.asarray(outputs[0]), got).all():
             found.append(prefix + spelled(constant))
     return found
 
@@ -91,9 +92,3 @@ def _padded_with(constant: Any) -> type[ReferenceBackend]:
         inner = tuple(Axis(s, a.kernel, a.stride, a.dilation, 0, 0, a.out) for s, a in zip(padded.shape[2:], axes))
         return pool(padded, inner, storage_order)[0], indices
     return pooled(padded_pool)
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Element by element, the same value (NaN as NaN, the sign of zero kept)."""
-    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
-    return (np.isnan(wide_a) & np.isnan(wide_b)) | ((wide_a == wide_b) & (np.signbit(wide_a) == np.signbit(wide_b)))

@@ -26,6 +26,7 @@ from reference_backend.naive import (naive_activation, naive_max_pool, naive_max
 
 from ..expand.items import Item, load_items, stored
 from ..load.cases import bundled_case_dir
+from .equality import same_bits
 from ..load.limits import ReadRefused, read_state_text
 from .verdict import SuiteError
 
@@ -151,7 +152,6 @@ def naive_outputs(item: Item, written: dict[str, np.ndarray]) -> list[np.ndarray
 
 
 def _first_differences(item: Item, reference: dict[str, np.ndarray], naive: list[np.ndarray]) -> list[str]:
-    from .verdict import same_bits
 
     found = []
     for output, theirs in zip(item.outputs, naive):

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .equality import same_bits
+
 # A retyping the defect catalogue names as a model of its own (judge/defects.py): the same bug,
 # reported under the same name whether diagnosis or this factoring finds it.
 # Keyed by the output's kind: MaxPool's Y and a round trip's MaxUnpool output are both values.
@@ -59,18 +61,7 @@ def factored(names: Sequence[str], wanted: Sequence[np.ndarray], actual: Sequenc
                 back = undone.astype(got.dtype)
         except (TypeError, ValueError, OverflowError):
             continue
-        if _same_values(back, got):
+        if same_bits(back, got).all():  # nothing the judge compares was lost
             cast[i] = undone
             found.append(Retyped(name, str(want.dtype), str(got.dtype)))
     return cast, found
-
-
-def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
-    """Value for value, with NaN equal to NaN and the sign of zero kept (the cast must lose nothing
-    the judge compares)."""
-    if a.dtype.kind in "iu":
-        return bool(np.array_equal(a, b))
-    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
-    both_nan = np.isnan(wide_a) & np.isnan(wide_b)
-    equal = (wide_a == wide_b) & (np.signbit(wide_a) == np.signbit(wide_b))
-    return bool((both_nan | equal).all())

@@ -26,6 +26,7 @@ from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinFailed, failed_twin, first_line, run_on_copies
 from .diagnosis import SEPARATOR, diagnose
+from .equality import same_bits
 from .retyping import Retyped, factored
 from .where import differences_lie
 from .oracle import SuiteError, consult, derive
@@ -315,14 +316,6 @@ def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.n
         else:
             found += _check_values(output.name, want, got)
     return found
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if np.issubdtype(a.dtype, np.integer):
-        return a == b
-    unsigned = f"u{a.dtype.itemsize}"
-    equal = np.ascontiguousarray(a).view(unsigned) == np.ascontiguousarray(b).view(unsigned)
-    return equal | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))
 
 
 def _check_values(name: str, want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
