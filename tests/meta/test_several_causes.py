@@ -15,7 +15,7 @@ from conformance.judge.defects import BY_NAME
 from conformance.judge.diagnosis import facts
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
-from conformance.report.record import item_record
+from conformance.report.record import item_record, with_verdict
 from conformance.report.results import failing_items, failure_clusters
 from tests.meta.test_mutants import REGISTRY, items_round_robin
 
@@ -52,16 +52,11 @@ def float16_items(second: str) -> list:
             and i.inputs[0].dtype.name == "float16" and model.applies(facts(i))][:PER_BUG]
 
 
-def records(backend, items) -> list[dict]:
-    found = []
-    for item in items:
-        verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
-        if verdict.outcome is Outcome.FAIL:
-            record = item_record(item, bundled_case_dir())
-            record.update(backend=backend.name, outcome="fail", message=verdict.message, diagnosis=verdict.diagnosis,
-                          diff=[m.as_json() for m in verdict.mismatches], **({"retyped": verdict.retyped} if verdict.retyped else {}))
-            found.append((verdict, record))
-    return found
+def records(backend, items) -> list[tuple]:
+    """Each failed item's verdict and its record, as a run's report writes it (``with_verdict``)."""
+    judged = [(item, evaluate(item, backend, seed=0, registry=REGISTRY)) for item in items]
+    return [(verdict, with_verdict({**item_record(item, bundled_case_dir()), "backend": backend.name}, verdict))
+            for item, verdict in judged if verdict.outcome is Outcome.FAIL]
 
 
 @pytest.mark.parametrize("second", SECOND_BUGS)
