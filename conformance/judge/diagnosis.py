@@ -5,9 +5,9 @@ needs NaN in X without it, nor one that rewrites only windows the item leaves as
 the item's model and inputs; a model whose outputs equal the backend's on every output, bit for bit
 (Indices: any index of an equal maximum, as the judge compares them), diagnoses the item. Where
 several do, all are named; where none does, each model under another reading of the item's open
-questions, then a constant of the runtime's own fitted from the answer
-(``fitted.py``: -inf answered as -3.4e37), then pairs of models (a runtime has several bugs at once; a hook both replace is the
-first's built on the second's, in both orders then), those of models with no hook in common only
+questions, then a constant of the runtime's own fitted from the answer (``fitted.py``: -inf
+answered as -3.4e37), then pairs of models (a runtime has several bugs at once; a hook both
+replace is the first's built on the second's, in both orders then), those of models with no hook in common only
 where their single answers together change every element the backend got wrong; first a model
 that pools in another type over each other model (half the pairs at most), then a model that
 gives every output but Indices beside one that changes Indices alone, then the pairs one of whose models gives the

@@ -3,11 +3,12 @@
 A runtime's own stand-in for -inf (a seed of -3.4e37 for its running maximum, a padding value of
 its own) is a constant no catalogued model lists. Where every element of Y the backend got wrong
 is one finite value ``c``, and the reference's value there is smaller, the constant is fitted: the
-running maximum seeded at ``c`` (every window; only where the reference has -inf there),
-or padding that takes part with the value ``c`` (windows over padding only; only where two wrong
-elements or more share it, since one free constant fits any single element). A fitted model is named only where it reproduces Y exactly, bit for
-bit, and Y is the only output that differs (where the constant wins a window, its Indices are the
-runtime's own to choose: a fitted model does not guess them).
+running maximum seeded at ``c`` (every window; only where the reference has -inf there), or
+padding that takes part with the value ``c`` (windows over padding only; only where two wrong
+elements or more share it, since one free constant fits any single element). A fitted model is
+named only where it reproduces Y exactly, bit for bit, and Y is the only output that differs
+(where the constant wins a window, its Indices are the runtime's own to choose: a fitted model
+does not guess them).
 """
 
 from __future__ import annotations
