@@ -3,6 +3,8 @@ docs/coverage.md shows the table as the cases make it today."""
 
 from pathlib import Path
 
+import pytest
+
 from conformance.load.cases import bundled_case_dir
 from conformance.docgen import axes
 from conformance.docgen.coverage import crossing, problems, render, selectors_data
@@ -31,6 +33,7 @@ def test_the_readme_table_is_current():
 AXES_BEGIN, AXES_END = "<!-- depth axes: conformance coverage -->\n", "<!-- end of depth axes -->"
 
 
+@pytest.mark.slow
 def test_every_empty_depth_cell_gives_a_reason():
     assert axes.problems(axes.tables(bundled_case_dir())) == []
 
@@ -47,6 +50,7 @@ def test_the_readme_depth_tables_are_current():
     assert tables == axes.render(bundled_case_dir()), "regenerate them with `conformance coverage`"
 
 
+@pytest.mark.slow
 def test_every_edge_value_is_some_answer_of_every_operator_and_type():
     for row, cells in axes.tables(bundled_case_dir())["answer_values"].items():
         assert all(count != 0 for count in cells.values()), row

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ def collect(*args, cwd=ROOT):
                            *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_the_exact_id_selects_one_item_where_k_selects_two():
     by_k = collect("-k", ITEM)
     exact = collect("--conformance-id", ITEM)
@@ -37,6 +39,7 @@ def test_an_unreadable_id_file_is_a_usage_error_in_one_line(tmp_path):
     assert done.returncode == 4 and "--conformance-id @" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_shards_split_the_items_between_them_exactly(tmp_path):
     import shutil
 

@@ -17,6 +17,8 @@ from conformance.load.cases import bundled_case_dir, case_files, load_registry
 from conformance.load.limits import DEFAULT_LIMITS
 from reference_backend import ReferenceBackend
 
+pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py): its module fixture runs the whole suite
+
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,7 @@ def fuzz(mutant, **options):
 
 @pytest.mark.parametrize("mutant", [m for m in MUTANTS + PATH_MUTANTS + DEPTH_MUTANTS if m.name not in SUITE_ONLY],
                          ids=lambda m: m.name)
+@pytest.mark.slow
 def test_the_fuzz_finds_the_mutant(mutant, record_property):
     started = time.monotonic()
     run = fuzz(mutant)
@@ -178,6 +179,7 @@ def test_a_type_variation_leaves_out_the_values_the_type_cannot_hold():
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.slow
 def test_pytest_s_fuzz_keeps_its_runs_in_the_report_with_or_without_workers(tmp_path, workers):
     # Under -n 2 the fuzz ran on a worker and the controller's results.json had no fuzz section.
     import subprocess
@@ -259,6 +261,7 @@ def test_a_refusal_repro_fails_when_the_invalid_model_runs_and_passes_when_refus
 
 
 @pytest.mark.parametrize("name", ["padding_is_zero", "indices_per_plane"])
+@pytest.mark.slow
 def test_a_backend_with_one_defect_gets_at_most_two_clusters(name):
     """Clusters merge where one defect model explains them (across operators, element types and
     outputs), and refusals with one diagnostic across element types; the diagnosed one leads."""

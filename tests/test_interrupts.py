@@ -75,6 +75,7 @@ def interrupt(directory: Path, mode: str, signal_number: int, delay_s: float) ->
     return {"code": code, "report": json.loads(results.read_text()), "left": left}
 
 
+@pytest.mark.slow
 def test_runs_stopped_at_random_moments_leave_valid_reports_and_no_process(tmp_path):
     rng = random.Random(SEED)
     plans = []  # (directory, mode, signal name, delay): drawn in order, whatever order the runs end in

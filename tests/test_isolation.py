@@ -255,6 +255,7 @@ def pytest_runtest_{when}(item):
 
 
 @pytest.mark.parametrize("when", ["setup", "call"])
+@pytest.mark.slow
 def test_an_xdist_worker_killed_mid_item_leaves_that_item_as_a_crash_and_a_summary_that_agrees(tmp_path, when):
     """SIGKILL of the worker before its setup reported, or during the call: the item is in
     results.json as a crash, with the worker's fate, and the summary matches pytest's exit code."""

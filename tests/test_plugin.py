@@ -42,6 +42,7 @@ def run_suite(pytester, *args):
     return pytester.runpytest(str(PACKAGE_DIR), "-W", "ignore::pytest.PytestAssertRewriteWarning", *args)
 
 
+@pytest.mark.slow
 def test_the_reference_backend_is_green_and_the_report_holds_every_item(pytester):
     """On the covering sample (every case, every version with every type): .ci/run's own step runs
     the whole suite against the reference, green, and one whole-suite run is enough."""
@@ -105,6 +106,7 @@ def test_an_external_onnx_backend_class_runs_and_its_failures_end_with_a_repro(p
     ("/1d-y[float32]", "--backend=reference"), ("MaxUnpool-11/", "--backend=reference"),
     ("MaxPool-12/2d_ceil[float32]", "--backend=reference,onnx-reference"),  # each item once per backend
     ("MaxPool-12/no-such-item", "--backend=reference")])
+@pytest.mark.slow
 def test_k_with_an_item_id_builds_only_the_items_pytest_would_select(pytester, word, backends):
     """-k <a word with "/"> (a pasted repro line) expands only the case files that hold such an
     item and builds only those items; the selection is the one pytest makes among all items

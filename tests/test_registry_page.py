@@ -9,6 +9,8 @@ import pytest
 from conformance.cli import main
 from conformance.load.cases import bundled_case_dir, load_registry
 
+pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py): its fixture runs every tagged item
+
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> str:

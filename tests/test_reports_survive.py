@@ -3,6 +3,7 @@ exactly from its seed."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import re
@@ -110,6 +111,7 @@ def test_a_run_killed_before_collection_ends_leaves_a_report_and_not_an_older_on
 CLOCK = re.compile(r'"(started|finished|duration_s)": ("[^"]*"|[0-9.e-]+)')
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_byte_identical_results_with_and_without_workers(tmp_path):
     """Everything but the clock: items, their order, messages, diffs, and the order of every key."""
     (tmp_path / "cases").mkdir()

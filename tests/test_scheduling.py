@@ -1,29 +1,29 @@
-"""The order xdist's workers take the tests in (tests/conftest.py): every entry names a test there is,
-so that a renamed test does not silently fall back to the end of the run."""
+"""How the project's own tests are shared and chosen (tests/conftest.py): xdist's workers steal
+work from each other, a ``--dist`` of one's own is kept, and the default tier is the fast one for
+a directory and every test where a file or a test is named."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from types import SimpleNamespace
 
-from tests.conftest import COST_S, SHARED_MODULE_FIXTURES, cost_s
+from xdist.scheduler import WorkStealingScheduling
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_every_entry_of_the_cost_table_names_a_test_file_or_function():
-    for prefix in COST_S:
-        file, _, name = prefix.partition("::")
-        assert (ROOT / file).is_file() and f"def {name}" in (ROOT / file).read_text(), prefix
-    assert all((ROOT / file).is_file() for file in SHARED_MODULE_FIXTURES)
+from tests.conftest import pytest_xdist_make_scheduler, tier
 
 
-def test_a_test_costs_the_most_of_the_entries_it_matches():
-    assert cost_s("tests/meta/test_causes.py::test_causes_per_root_bug_on_a_trial_of_mutants_with_one_bug_and_several") == 40
-    assert cost_s("tests/meta/test_causes.py::test_a_backend_whose_every_error_opens_with_one_line") == 15
-    assert cost_s("tests/test_outcomes.py::test_anything") == 0
+def _config(dist: str = "load", args: tuple[str, ...] = ("tests",), asked: str | None = None):
+    options = {"dist": dist, "tier": asked, "numprocesses": 2, "tx": ["2*popen"], "maxworkerrestart": None, "maxschedchunk": None}
+    return SimpleNamespace(getoption=options.__getitem__, getvalue=options.__getitem__,
+                           option=SimpleNamespace(**options), args=list(args))
 
 
-def test_a_file_with_a_shared_fixture_goes_to_one_worker_whole():
-    """Every file that defines a module- or session-scoped fixture, found in its source."""
-    assert {"tests/test_export.py", "tests/test_isolation.py", "tests/test_declared_refusals.py"} <= SHARED_MODULE_FIXTURES
-    assert "tests/test_plugin.py" not in SHARED_MODULE_FIXTURES
+def test_a_plain_n_steals_work_and_a_named_dist_is_kept():
+    assert isinstance(pytest_xdist_make_scheduler(_config(), log=None), WorkStealingScheduling)
+    assert pytest_xdist_make_scheduler(_config("loadfile"), log=None) is None
+
+
+def test_a_directory_runs_the_fast_tier_and_a_named_file_or_test_runs_every_tier():
+    assert tier(_config(args=("tests",))) == "fast"
+    assert tier(_config(args=("tests/test_export.py",))) == "all"
+    assert tier(_config(args=("tests/meta/test_mutants.py::test_the_suite_catches_the_mutant",))) == "all"
+    assert tier(_config(args=("tests",), asked="slow")) == "slow"

@@ -57,6 +57,7 @@ def _candidates(key: str):
 
 @pytest.mark.parametrize("key, reading", [(k, r) for k, readings in QUESTIONS.items() for r in readings[1:]],
                          ids=lambda value: value)
+@pytest.mark.slow
 def test_each_reading_changes_what_the_reference_answers_for_some_item(key, reading):
     for item in _candidates(key):
         other = answer(item, item.to_model(item.case_inputs(0)), Readings({key: reading}))

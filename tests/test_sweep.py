@@ -28,6 +28,7 @@ def swept(tmp_path_factory):
     return code, out
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_each_release_in_its_own_environment_and_writes_the_scoreboard(swept):
     code, out = swept
     assert code == 0
@@ -49,6 +50,7 @@ def test_a_sweep_runs_each_release_in_its_own_environment_and_writes_the_scorebo
     assert "<svg" in page and "Regressions between consecutive releases" in page and "http" not in page.split("<svg")[0]
 
 
+@pytest.mark.slow
 def test_a_sweep_run_again_on_the_same_suite_reuses_its_cells(swept, capsys):
     _, out = swept
     capsys.readouterr()
@@ -58,6 +60,7 @@ def test_a_sweep_run_again_on_the_same_suite_reuses_its_cells(swept, capsys):
     assert len(lines) == 2 and all(" reused " in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_bisect_names_the_first_release_where_an_item_changes(swept, capsys):
     _, out = swept
     capsys.readouterr()
@@ -67,6 +70,7 @@ def test_bisect_names_the_first_release_where_an_item_changes(swept, capsys):
     assert "changes between 1.20.1 and 1.21.1" in text and "1.20.1: pass" in text and "1.21.1: fail: Y: shape" in text
 
 
+@pytest.mark.slow
 def test_a_release_that_cannot_install_is_recorded_with_the_installer_s_line_and_the_sweep_goes_on(swept, tmp_path, capsys):
     _, out = swept
     sweep = tmp_path / "sweep.yaml"

@@ -213,6 +213,7 @@ def same_contents(one, other) -> bool:
     return _canonical(one, {}, forms) == _canonical(other, {}, forms)
 
 
+@pytest.mark.slow
 def test_every_bundled_file_s_items_read_back_as_exactly_what_was_stored(registry):
     for file in case_files(BUNDLED):
         items = expand_file(file, registry, DEFAULT_LIMITS)

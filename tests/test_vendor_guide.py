@@ -51,6 +51,7 @@ def outcomes(report: Path) -> dict[tuple[str, str], str]:
     return {(r["backend"], r["id"]): r["outcome"] for r in json.loads((report / "results.json").read_text())["items"]}
 
 
+@pytest.mark.slow
 def test_the_adapter_runs_the_whole_suite_exactly_as_the_built_in_ort_adapter(adapter):
     pytest.importorskip("onnxruntime")
     command = commands()[0].split()  # pytest --pyargs conformance --backend=my_runtime_backend:... --report ...
@@ -67,6 +68,7 @@ def test_the_adapter_runs_the_whole_suite_exactly_as_the_built_in_ort_adapter(ad
     assert sum(o == "unsupported" for o in theirs.values()) > 100  # NotImplementedError kept apart from errors
 
 
+@pytest.mark.slow
 def test_the_installed_wheel_runs_from_any_directory_with_a_registered_adapter(adapter, tmp_path):
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
@@ -157,6 +159,7 @@ def test_the_guide_s_panic_mapping_makes_a_panic_unsupported_and_passes_the_rest
         Rep(KeyboardInterrupt()).run([])
 
 
+@pytest.mark.slow
 def test_the_guide_s_covering_sample_and_exact_id_run_as_written(adapter):
     """The subset and the exact id, as the guide writes them, on the guide's adapter (by its import
     path here: the registered name needs the installed package, which the wheel test builds)."""

@@ -120,7 +120,7 @@ def read_yaml(file: Path, schema_name: str, limits: Limits = DEFAULT_LIMITS) -> 
     source = Source(file, data, lines)
     if data is None:
         raise CaseError(file, 1, "", "the file is empty")
-    validate(source, (), data, _schema(schema_name))
+    validate(source, (), data, _validator(schema_name))
     return source
 
 
@@ -133,12 +133,11 @@ def _parsed(text: str, parse: str) -> Any:
         return getattr(yaml, parse)(text, Loader=yaml.SafeLoader)
 
 
-def validate(source: Source, path: FieldPath, instance: Any, schema: dict) -> None:
+def validate(source: Source, path: FieldPath, instance: Any, validator: jsonschema.Draft202012Validator) -> None:
     """Raise a CaseError naming the line and field of the most relevant schema violation."""
-    validator = jsonschema.Draft202012Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
-    if error is None:
+    if validator.is_valid(instance):  # the common case: no search for the most relevant error
         return
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     while error.validator in ("oneOf", "anyOf") and error.context:
         error = _closest_branch(error)
     path += tuple(error.absolute_path)
@@ -196,6 +195,16 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
 @cache
 def _schema(name: str) -> dict:
     return json.loads((SCHEMA_DIR / name).read_text())
+
+
+@cache
+def _validator(name: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
+    """The validator of a schema file, or of one of its ``$defs``: built once, as jsonschema
+    resolves a schema's references anew for each validator (most of a case file's load time)."""
+    schema = _schema(name)
+    if definition is not None:
+        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
 
 
 @dataclass(frozen=True)
@@ -307,8 +316,7 @@ def load_case_file(file: Path, registry: dict[str, Ambiguity], limits: Limits = 
     if operator is None:
         known = ", ".join(sorted(f"{d}:{o}" for d, o in operators()))
         raise source.error(("op",), f"unknown operator {domain}:{source.data['op']} (known: {known})")
-    schema = _schema("cases.schema.json")
-    case_schema = {"$ref": "#/$defs/case", "$defs": schema["$defs"]}
+    case_schema = _validator("cases.schema.json", "case")
     cases, names = [], set()
     for index, raw in enumerate(source.data["cases"]):
         path = ("cases", index)

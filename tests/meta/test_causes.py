@@ -4,6 +4,7 @@ nothing its items do not show (no open question that no difference depends on)."
 
 from __future__ import annotations
 
+import pytest
 from conformance.plugin import PACKAGE_DIR
 from conformance.report.results import cause_signature, detail_signature, failure_clusters, read_results
 from tests.cause_trial import trial
@@ -47,6 +48,7 @@ def test_refusals_differing_only_in_element_types_and_shapes_are_one_cause():
     assert len(failure_clusters(records)["b"]) == 1
 
 
+@pytest.mark.slow
 def test_causes_per_root_bug_on_a_trial_of_mutants_with_one_bug_and_several():
     rows = trial(share=16)  # every 16th item: about 600, for each of 13 backends
     bugs, causes = sum(r[1] for r in rows), sum(r[3] for r in rows)
@@ -131,6 +133,7 @@ def _clusters_of_a_run(pytester, backend: str, *selection: str) -> list:
     return failure_clusters(read_results(out / "results.json")["items"]).get(backend, [])
 
 
+@pytest.mark.slow
 def test_a_backend_whose_every_error_opens_with_one_line_is_split_by_its_diagnostics(pytester):
     clusters = _clusters_of_a_run(pytester, "OneFirstLineForEveryError", "-m", "version12 and maxpool", "-k", "pads or dilations")
     errors = [c for c in clusters if c.signature.startswith("error:")]
@@ -139,6 +142,7 @@ def test_a_backend_whose_every_error_opens_with_one_line_is_split_by_its_diagnos
     assert all("<path>" in c.signature and "Unknown CPU vendor" not in c.signature for c in errors)
 
 
+@pytest.mark.slow
 def test_undiagnosed_values_are_grouped_by_the_windows_their_wrong_elements_share(pytester):
     """A NaN maximum given as 0: the items no model reproduces (where every value is negative, the
     model of a running maximum that starts at 0 and passes NaN over does) are one line."""

@@ -63,6 +63,7 @@ def test_there_are_at_least_twenty_mutants():
 
 
 @pytest.mark.parametrize("mutant", MUTANTS + PATH_MUTANTS + DEPTH_MUTANTS, ids=lambda m: m.name)
+@pytest.mark.slow
 def test_the_suite_catches_the_mutant(mutant, record_property):
     killer = first_kill(mutant)
     record_property("mutant", {"name": mutant.name, "killed_by": killer})
@@ -96,6 +97,7 @@ def split_readings(mutant: PathMutant, question: str) -> dict:
 
 
 @pytest.mark.parametrize(("mutant", "question", "path"), SPLIT_READING_MUTANTS, ids=lambda m: getattr(m, "name", ""))
+@pytest.mark.slow
 def test_the_report_names_a_question_read_differently_on_one_path(mutant, question, path):
     found = split_readings(mutant, question).get((question, f"mutant:{mutant.name}", "MaxPool"))
     assert found, f"{mutant.name}: no item of {question} shows two readings ({mutant.bug})"
