@@ -11,7 +11,8 @@ import pytest
 
 from conformance.backends import Unsupported
 from conformance.expand.items import expand
-from conformance.judge.verdict import Outcome, compare, evaluate, expected_outputs, same_bits
+from conformance.judge.compare import compare, same_bits
+from conformance.judge.verdict import Outcome, evaluate, expected_outputs
 from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 from reference_backend import ReferenceBackend
 from tests.faulty_backends import is_valid_twin

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.judge.verdict import same_bits
+from conformance.judge.compare import same_bits
 from conformance.semantics import QUESTIONS, Readings
 from reference_backend import ReferenceBackend
 from conformance.judge.lock import naive_outputs

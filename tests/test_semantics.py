@@ -11,7 +11,7 @@ import pytest
 
 from conformance.expand.items import qualified_op, stored
 from conformance.judge.ambiguities import _may_differ, _View, answer
-from conformance.judge.verdict import same_bits
+from conformance.judge.compare import same_bits
 from conformance.semantics import QUESTIONS, Readings, UnknownReading
 from tests.bundled import bundled_items, bundled_registry
 

@@ -22,6 +22,7 @@ import numpy as np
 from reference_backend import ReferenceBackend
 
 from ..semantics import OPENVINO_DOMAIN, Axis
+from .compare import same_bits
 
 
 
@@ -514,11 +515,11 @@ def _nan_folded(unrolled: int | None, padding_kept: bool = False) -> Callable:
             if _REFERENCE_POOLS is not None:
                 _REFERENCE_POOLS[key] = (maximum, anywhere)
         result = np.where(anywhere, maximum, y.astype(np.float64)).astype(x.dtype)
-        if indices is None or _same_value(result, y).all():
+        if indices is None or same_bits(result, y).all():
             return result, indices
         first = _first_equal(result, planes, axes, key)
         origins = _plane_origins(y, max(int(np.prod(x.shape[2:])), 1))
-        return result, np.where(~_same_value(result, y) & (first >= 0), origins + first,
+        return result, np.where(~same_bits(result, y) & (first >= 0), origins + first,
                                 indices).astype(indices.dtype)
     return folded
 
@@ -546,11 +547,6 @@ def _fold(planes: np.ndarray, axes, shape: tuple, inner: int, padding_kept: bool
             maximum = np.where(maximum < run, run, maximum)
         anywhere |= started
     return maximum, anywhere
-
-
-def _same_value(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
-    return (wide_a == wide_b) | (np.isnan(wide_a) & np.isnan(wide_b))
 
 
 def _indices_per_plane(y, indices, x, axes):

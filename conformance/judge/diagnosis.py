@@ -34,12 +34,20 @@ from reference_backend import ReferenceBackend
 
 from ..expand.items import Item
 from ..semantics import Readings
+from .compare import same_elements
 from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
 from .fitted import fitted, title as fitted_title
 
+# The pairs run for one item, at most: each costs a run of the reference (0.5 ms, median, on the
+# bundled items), and an item no pair reproduces runs them all (156 candidates, median; 994 at most).
+# Ranked as below, the first pair that reproduces a two-bug item is within the first 60 for 80 of
+# 82 items, number 67 at the most (`python -m tests.pair_rank_benchmark`, 2026-12-02). The other
+# two stay undiagnosed: the run's time per failure stays bounded.
 PAIR_LIMIT = 60
 SHAPE_HOOKS = {"axes", "unpool_shape"}  # the reference's hooks that decide an output's shape
-TRIPLE_PAIRS = 3  # the pairs, of those that give every output but Indices, that a third model is tried on
+# The pairs, of those that give every output but Indices, that a third model (one of the 13 that
+# change Indices alone) is tried on, in two orders: 3 x 13 x 2 = 78 runs, about as many as the pairs'.
+TRIPLE_PAIRS = 3
 SEPARATOR = "+"  # a pair's name: both models' names
 AT = "@"  # a model under a reading of an open question: model@question:reading
 
@@ -164,7 +172,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
 
     def values_given(outputs: list[np.ndarray] | None) -> bool:  # every output but Indices, as the backend's
         return outputs is not None and bool(values) and all(
-            np.shape(actual[i]) == outputs[i].shape and _same(outputs[i], np.asarray(actual[i])).all() for i in values)
+            np.shape(actual[i]) == outputs[i].shape and same_elements(outputs[i], np.asarray(actual[i])).all() for i in values)
 
     exact = {name for name, outputs in answered.items() if values_given(outputs)}
 
@@ -234,7 +242,7 @@ def _holds_nan(x: np.ndarray) -> bool:
 
 def _alike(outputs: list[np.ndarray], actual: Sequence[Any]) -> int:
     """How many elements of ``outputs`` are the backend's, bit for bit (outputs of its shapes)."""
-    return sum(int(_same(out, np.asarray(got)).sum()) for out, got in zip(outputs, actual) if out.shape == np.shape(got))
+    return sum(int(same_elements(out, np.asarray(got)).sum()) for out, got in zip(outputs, actual) if out.shape == np.shape(got))
 
 
 def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, actual: Sequence[Any],
@@ -251,8 +259,8 @@ def _together(first: list[np.ndarray] | None, second: list[np.ndarray] | None, a
         got = np.asarray(got)
         if not (a.shape == b.shape == got.shape == want.shape):
             return True
-        wrong = ~_same(got, want)
-        by_a, by_b = ~_same(a, want) & wrong, ~_same(b, want) & wrong
+        wrong = ~same_elements(got, want)
+        by_a, by_b = ~same_elements(a, want) & wrong, ~same_elements(b, want) & wrong
         if (wrong & ~by_a & ~by_b).any():
             return False
         helps[0] |= bool(by_a.any())
@@ -267,9 +275,9 @@ def _effects(outputs: list[np.ndarray] | None, actual: Sequence[Any], expected: 
     for out, got, want in zip(outputs or [], actual, expected):
         got = np.asarray(got)
         if out.shape == got.shape == want.shape:
-            right = _same(got, want)
-            damage += int((right & ~_same(out, want)).sum())
-            explained += int((~right & _same(out, got)).sum())
+            right = same_elements(got, want)
+            damage += int((right & ~same_elements(out, want)).sum())
+            explained += int((~right & same_elements(out, got)).sum())
     return damage, explained
 
 
@@ -277,16 +285,6 @@ def _shapes_given(first: list[np.ndarray] | None, second: list[np.ndarray] | Non
     """How many of the backend's output shapes either model gives."""
     return sum(any(o is not None and len(o) > i and o[i].shape == np.shape(got) for o in (first, second))
                for i, got in enumerate(actual))
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Element by element, whether ``a`` and ``b`` hold the same bits (same shapes)."""
-    if a.dtype != b.dtype:
-        return np.zeros(a.shape, bool)
-    if a.size == 0:
-        return np.ones(a.shape, bool)
-    return np.ascontiguousarray(a).view(np.uint8).reshape(a.shape + (-1,)).__eq__(
-        np.ascontiguousarray(b).view(np.uint8).reshape(b.shape + (-1,))).all(axis=-1)
 
 
 def titles(diagnosis: Sequence[str]) -> list[str]:

@@ -22,7 +22,7 @@ from reference_backend import ReferenceBackend
 from ..expand.items import Item
 from ..semantics import Axis
 from .defects import pooled, with_results
-from .equality import same_bits
+from .compare import same_bits
 
 SEED, PADDING = "seed_fitted:", "padding_fitted:"
 

@@ -26,7 +26,7 @@ from reference_backend.naive import (naive_activation, naive_max_pool, naive_max
 
 from ..expand.items import Item, load_items, stored
 from ..load.cases import bundled_case_dir
-from .equality import same_bits
+from .compare import same_bits
 from ..load.limits import ReadRefused, read_state_text
 from .verdict import SuiteError
 

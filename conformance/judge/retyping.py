@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .equality import same_bits
+from .compare import same_bits
 
 # A retyping the defect catalogue names as a model of its own (judge/defects.py): the same bug,
 # reported under the same name whether diagnosis or this factoring finds it.

@@ -17,6 +17,7 @@ from ..expand.items import CHANNELS_LAST, Item, stored
 from ..load.cases import Ambiguity
 from ..semantics import DEFAULT, GeometryError, Readings, alternatives, node_axes
 from .ambiguities import Questions
+from .compare import same_bytes
 
 EMPTY_WINDOWS = "empty-windows"
 
@@ -104,8 +105,7 @@ def changed_between_runs(actual: Sequence[Any], again: Callable[[], Sequence[Any
         two = np.asarray(two)
         if one.dtype != two.dtype or one.shape != two.shape:
             return f"output {index}: {two.dtype}{list(two.shape)} the second time, {one.dtype}{list(one.shape)} the first"
-        bits = f"u{one.dtype.itemsize}" if one.dtype.itemsize in (1, 2, 4, 8) else None
-        differ = (np.ascontiguousarray(one).view(bits) != np.ascontiguousarray(two).view(bits)) if bits else one != two
+        differ = ~same_bytes(one, two)
         if np.any(differ):
             at = tuple(int(i) for i in np.argwhere(differ)[0])
             return f"output {index}[{', '.join(map(str, at))}] was {one[at]!r}, then {two[at]!r}"

@@ -1,15 +1,12 @@
-"""Stage 4 of the pipeline: run one item on a backend and judge what came back.
-
-Values compare bit for bit (any NaN matches any NaN), shapes and element types strictly. An
-output that holds positions (MaxPool's Indices) is checked for what it means, so that a backend
-may break ties differently: each index must point inside its window, not into padding, at an
-element equal to the expected maximum.
+"""Stage 4 of the pipeline: run one item on a backend and judge what came back: a refusal
+against its control, an answer against the oracle (compared as ``compare.py`` compares outputs),
+under the readings of the item's open questions, a failure diagnosed (``diagnosis.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import functools
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -18,43 +15,21 @@ import numpy as np
 
 from ..backends import (Backend, BackendCrashed, BackendGarbage, BackendLost, BackendTimedOut, IsolationFailed,
                         RaisedInBackend, Unsupported, malformed, process_output)
-from ..expand.items import Item, ItemOutput, stored_shape
+from ..expand.items import Item
 from ..load.cases import Ambiguity, inert
 from ..outcomes import Outcome
-from ..semantics import OPENVINO_DOMAIN, Readings, from_storage_order, node_axes, openvino_bound
+from ..semantics import OPENVINO_DOMAIN, Readings
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinFailed, failed_twin, first_line, run_on_copies
 from .diagnosis import SEPARATOR, diagnose
-from .equality import same_bits
+from .compare import (Mismatch, compare, first_positions, matches, position_text, positions_ok,
+                      reduced_positions_ok, same_bits, shown_value)
 from .retyping import Retyped, factored
 from .where import differences_lie
 from .oracle import SuiteError, consult, derive
 
-SHOWN_MISMATCHES = 8
 UNDIAGNOSED = "the diagnosis budget of the run was spent (--conformance-diagnosis-budget)"
-
-
-@dataclass
-class Mismatch:
-    """One way an output differs: a summary, the first differing positions, and where it differs
-    on the first 2-D plane that does ("x" differs, "." agrees; at most 32 x 32 shown)."""
-
-    output: str
-    summary: str
-    shown: list[str] = field(default_factory=list)
-    plane: list[int] | None = None
-    mask: list[str] | None = None
-    of_form: bool = False  # a wrong element type or shape, rather than wrong values
-
-    def text(self) -> str:
-        return "\n".join([self.summary] + [f"  {line}" for line in self.shown])
-
-    def line(self) -> str:
-        return f"{self.summary}; {self.shown[0]}" if self.shown else self.summary
-
-    def as_json(self) -> dict[str, Any]:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v not in (None, []) and k != "of_form"}
 
 
 @dataclass
@@ -144,37 +119,10 @@ def _judged_values(item: Item, oracle: Any, inputs: dict[str, np.ndarray], actua
     mismatches = compare(item, written, expected, actual)
     details = "\n".join(m.text() for m in mismatches)
 
-    def failed(message: str) -> Verdict:
-        """A fail, diagnosed by the defect models that reproduce these outputs exactly, except where
-        the documents leave the value undefined (a window without elements): a model is not named
-        for an answer any value would be."""
-        undefined_at = None
-        if undefined.questions_of(found, registry) and actual and isinstance(actual[0], np.ndarray):
-            undefined_at = undefined.empty_windows(item, found, actual[0].shape)
-
-        def settled(want: np.ndarray, got: Any) -> np.ndarray:
-            """``want`` with the backend's values where the documents leave them undefined."""
-            if (undefined_at is None or not undefined_at.any() or not isinstance(got, np.ndarray)
-                    or not want.shape == got.shape == undefined_at.shape or want.dtype != got.dtype):
-                return want
-            return np.where(undefined_at, got, want)
-
-        def reproduces(outputs: Sequence[np.ndarray], got: Sequence[Any]) -> bool:
-            return _matches(item, written, [settled(want, have) for want, have in zip(outputs, got)], got)
-        readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
-        wanted = [expected[o.name] for o in item.outputs]
-        # an output wrong only where any value is right is not one a model must change
-        differing = {m.output for m in mismatches} - {o.name for o, want, got in zip(item.outputs, wanted, actual)
-                                                       if settled(want, got) is not want and same_bits(settled(want, got), got).all()}
-        diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, differing, wanted)
-        where = None if diagnosis else differences_lie(item, inputs, wanted, actual, same_bits)
-        return Verdict(Outcome.FAIL, message, details, ambiguities, mismatches, diagnosis=diagnosis or [], where=where,
-                       undiagnosed=UNDIAGNOSED if diagnosis is None else None)
-
     # Some questions leave only values open: the documents still fix shapes and element types.
     form = [m for m in mismatches if m.of_form]
     if open_ones and form and all(a.entry.get("shapes_settled") for a in open_ones):
-        return failed(form[0].line())
+        return _failed(item, oracle, inputs, actual, registry, mismatches, form[0].line())
     if open_ones:
         reading, message, candidates, per_question = _observed_reading(item, written, registry, found, actual, mismatches)
         if candidates is not None:  # no reading gives these outputs: is each element one that some reading gives?
@@ -183,13 +131,48 @@ def _judged_values(item: Item, oracle: Any, inputs: dict[str, np.ndarray], actua
                 recorded = _undefined_values(item, written, registry, found, actual, left, rerun, details, mismatches)
                 if recorded is not None:
                     return recorded
-                return failed(_unexplained_line(item, left, expected, actual, found.ids))
+                return _failed(item, oracle, inputs, actual, registry, mismatches, _unexplained_line(item, left, expected, actual, found.ids))
             reading, message = "mixed readings", f"observed: mixed readings, each element as one of them ({message})"
             per_question = {key: [reading] for key in per_question}
         return Verdict(Outcome.DIVERGENT, message, details, ambiguities, mismatches, reading, per_question)
     if mismatches:
-        return failed(mismatches[0].line())
+        return _failed(item, oracle, inputs, actual, registry, mismatches, mismatches[0].line())
     return Verdict(Outcome.PASS, "", ambiguities=ambiguities)
+
+
+def _failed(item: Item, oracle: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
+            registry: dict[str, Ambiguity], mismatches: list[Mismatch], message: str) -> Verdict:
+    """A fail, diagnosed by the defect models that reproduce these outputs exactly, except where
+    the documents leave the value undefined (a window without elements): a model is not named for
+    an answer any value would be."""
+    found, wanted = oracle.found, [oracle.expected[o.name] for o in item.outputs]
+    undefined_at = None
+    if undefined.questions_of(found, registry) and actual and isinstance(actual[0], np.ndarray):
+        undefined_at = undefined.empty_windows(item, found, actual[0].shape)
+    readings = [Readings({key: reading}) for key, answers in found.alternatives.items() for reading in answers]
+    # an output wrong only where any value is right is not one a model must change
+    differing = {m.output for m in mismatches} - {
+        o.name for o, want, got in zip(item.outputs, wanted, actual)
+        if (settled := _settled(want, got, undefined_at)) is not want and same_bits(settled, got).all()}
+    reproduces = functools.partial(_reproduces, item, oracle.written, undefined_at)
+    diagnosis = diagnose(item, oracle.model, inputs, actual, reproduces, readings, differing, wanted)
+    where = None if diagnosis else differences_lie(item, inputs, wanted, actual)
+    return Verdict(Outcome.FAIL, message, "\n".join(m.text() for m in mismatches), list(found.ids), mismatches,
+                   diagnosis=diagnosis or [], where=where, undiagnosed=UNDIAGNOSED if diagnosis is None else None)
+
+
+def _settled(want: np.ndarray, got: Any, undefined_at: np.ndarray | None) -> np.ndarray:
+    """``want`` with the backend's values where the documents leave them undefined."""
+    if (undefined_at is None or not undefined_at.any() or not isinstance(got, np.ndarray)
+            or not want.shape == got.shape == undefined_at.shape or want.dtype != got.dtype):
+        return want
+    return np.where(undefined_at, got, want)
+
+
+def _reproduces(item: Item, written: dict[str, np.ndarray], undefined_at: np.ndarray | None,
+                outputs: Sequence[np.ndarray], got: Sequence[Any]) -> bool:
+    """Whether a defect model's ``outputs`` are the backend's, as the judge compares them."""
+    return matches(item, written, [_settled(want, have, undefined_at) for want, have in zip(outputs, got)], got)
 
 
 def with_retyping(verdict: Verdict, retyped: list[Retyped]) -> Verdict:
@@ -297,139 +280,6 @@ def expected_outputs(item: Item, inputs: dict[str, np.ndarray]) -> dict[str, np.
     return derive(item, inputs)[0]
 
 
-def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.ndarray],
-            actual: Sequence[Any]) -> list[Mismatch]:
-    """Every way ``actual`` (one array per output) differs from ``expected``, one paragraph each
-    (``written``: the inputs as the case writes them, channels-first)."""
-    found = []
-    for output, got in zip(item.outputs, actual):
-        want = expected[output.name]
-        if got.dtype != want.dtype:
-            found.append(Mismatch(output.name, f"{output.name}: element type {got.dtype}, expected {want.dtype}", of_form=True))
-        elif got.shape != want.shape:
-            found.append(Mismatch(output.name, f"{output.name}: shape {list(got.shape)}, expected {list(want.shape)}",
-                                  of_form=True))
-        elif output.positions_of and item.case.domain == OPENVINO_DOMAIN:
-            found += _check_reduced_positions(item, output, written, expected[output.positions_of], want, got)
-        elif output.positions_of:
-            found += _check_positions(item, output, written, want, got)
-        else:
-            found += _check_values(output.name, want, got)
-    return found
-
-
-def _check_values(name: str, want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
-    bad = ~same_bits(want, got)
-    if not bad.any():
-        return []
-    shown = [f"{name}[{_at(at)}]: expected {_show(want[at])}, got {_show(got[at])}" for at in _first(bad)]
-    return [_mismatch(name, f"{name}: {int(bad.sum())} of {want.size} elements differ", shown, bad)]
-
-
-def _first(bad: np.ndarray) -> list[tuple[int, ...]]:
-    return [tuple(int(p) for p in pos) for pos in np.argwhere(bad)[:SHOWN_MISMATCHES]]
-
-
-def _at(position: tuple[int, ...]) -> str:
-    return ", ".join(map(str, position))
-
-
-def _mismatch(name: str, summary: str, shown: list[str], bad: np.ndarray) -> Mismatch:
-    if bad.sum() > SHOWN_MISMATCHES:
-        shown.append(f"... and {int(bad.sum()) - SHOWN_MISMATCHES} more")
-    if bad.ndim < 2:
-        return Mismatch(name, summary, shown)
-    leading = tuple(int(i) for i in np.argwhere(bad)[0][:-2])
-    grid = bad[leading][:32, :32]
-    return Mismatch(name, summary, shown, list(leading), ["".join("x" if v else "." for v in row) for row in grid])
-
-
-def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarray],
-                     want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
-    """Each index must name an element of its own window equal to the one the expected index
-    names, its maximum (before any activation). X is as the case writes it, channels-first, and
-    the indices as ai.onnx gives them, whatever the operator's layout (``nhwc-indices``)."""
-    ok, inside, row_major, values = _positions_ok(item, written, want, got)
-    if ok.all():
-        return []
-    x = written[item.inputs[0].name]
-    shown = []
-    for at in _first(~ok):
-        index, wanted = int(got[at]), int(want[at])
-        if not inside[at]:
-            why = f"outside [0, {x.size})" if index >= 0 or wanted >= 0 else "not the expected marker"
-        else:
-            element: tuple[Any, ...] = np.unravel_index(int(row_major[at]), x.shape)
-            shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
-            why = f"X[{_at(shown_at)}] = {_show(x[element])}; the window's maximum is {_show(values[at])}"
-        shown.append(f"{output.name}[{_at(at)}] = {index} (expected e.g. {wanted}): {why}")
-    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
-    return [_mismatch(output.name, summary, shown, ~ok)]
-
-
-def _positions_ok(item: Item, written: dict[str, np.ndarray], want: np.ndarray,
-                  got: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(which indices are right, which name an element of X, their row-major positions, the
-    maximum each should point at)."""
-    x = written[item.inputs[0].name]
-    attrs = item.case.attributes
-    axes = node_axes(item.case.domain, attrs, x.shape[2:])
-    order = attrs.get("storage_order", 0)
-    wanted_at = from_storage_order(want, x.shape, order)
-    values = x.reshape(-1)[np.where(want >= 0, wanted_at, 0)] if x.size else np.zeros(want.shape, x.dtype)
-    row_major = from_storage_order(got, x.shape, order)
-    inside = (row_major >= 0) & (row_major < x.size)
-    safe = np.where(inside, row_major, 0)
-    plane_size = int(np.prod(x.shape[2:], dtype=np.int64))
-    plane, within = np.divmod(safe, max(plane_size, 1))
-    position = np.indices(got.shape)
-    ok = inside & (plane == position[0] * x.shape[1] + position[1])
-    coords = np.unravel_index(within, x.shape[2:]) if plane_size else ()
-    for axis, a in enumerate(axes if plane_size else ()):  # an empty spatial axis: no element to be in
-        offset = coords[axis] - (position[2 + axis] * a.stride - a.pad_begin)
-        ok &= (offset >= 0) & (offset % a.dilation == 0) & (offset // a.dilation < a.kernel)
-    if x.size:
-        ok &= same_bits(x.reshape(-1)[safe], values)
-    # A window over padding alone has no element to point at: only the expected marker will do.
-    return np.where(want < 0, got == want, ok), inside, row_major, values
-
-
-def _check_reduced_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarray],
-                             maxima: np.ndarray, want: np.ndarray, got: np.ndarray) -> list[Mismatch]:
-    """OpenVINO's Indices count from `axis` on, so they name an element only up to the axes
-    before it: an index passes when some element of its window sits at that reduced index and
-    holds the expected maximum."""
-    ok = _reduced_positions_ok(item, written, maxima, want, got)
-    if ok.all():
-        return []
-    shown = [f"{output.name}[{_at(at)}] = {int(got[at])} (expected e.g. {int(want[at])}): no element of the window "
-             f"at that index holds the maximum {_show(maxima[at])}" for at in _first(~ok)]
-    summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
-    return [_mismatch(output.name, summary, shown, ~ok)]
-
-
-def _reduced_positions_ok(item: Item, written: dict[str, np.ndarray], maxima: np.ndarray,
-                          want: np.ndarray, got: np.ndarray) -> np.ndarray:
-    x = written[item.inputs[0].name]
-    a = item.case.attributes
-    axes = node_axes(item.case.domain, a, x.shape[2:])
-    bound = max(openvino_bound(x.shape, a.get("axis", 0)), 1)
-    flat_x = x.reshape(-1)
-    position = np.indices(got.shape)
-    plane = (position[0] * x.shape[1] + position[1]) * int(np.prod(x.shape[2:], dtype=np.int64))
-    ok = np.zeros(got.shape, bool)
-    for tap in itertools.product(*(range(axis.kernel) for axis in axes)):
-        inside = np.ones(got.shape, bool)
-        element = plane
-        for i, (axis, j) in enumerate(zip(axes, tap)):
-            at = position[2 + i] * axis.stride - axis.pad_begin + j * axis.dilation
-            inside &= (at >= 0) & (at < axis.size)
-            element = element + np.clip(at, 0, axis.size - 1) * int(np.prod(x.shape[3 + i:], dtype=np.int64))
-        if x.size:
-            ok |= inside & (element % bound == got) & same_bits(flat_x[element], maxima)
-    return np.where(want < 0, got == want, ok)  # no element to point at (openvino-window-without-element)
-
-
 def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict[str, Ambiguity], found: Questions,
                       actual: Sequence[Any], mismatches: list[Mismatch]
                       ) -> tuple[str, str, list[dict[str, np.ndarray]] | None, dict[str, list[str]]]:
@@ -449,14 +299,14 @@ def _observed_reading(item: Item, written: dict[str, np.ndarray], registry: dict
     answers = []
     for question in open_ones:  # two readings can give this item the same outputs: name both
         shown = [reading for reading, other in found.alternatives.get(question.id, {}).items()
-                 if other.outputs is not None and _matches(item, written, other.outputs, actual)]
+                 if other.outputs is not None and matches(item, written, other.outputs, actual)]
         if shown:
             return " or ".join(shown), f"observed: {' or '.join(shown)}", None, {**per_question, question.id: shown}
         answers += [dict(zip(names, other.outputs)) for other in found.alternatives.get(question.id, {}).values()
                     if other.outputs is not None]
     for readings in combined_readings(item, found, registry):
         other = answer(item, item.to_model(written), readings)
-        if other.outputs is not None and _matches(item, written, other.outputs, actual):
+        if other.outputs is not None and matches(item, written, other.outputs, actual):
             reading = " + ".join(readings.differing().values())
             return reading, f"observed: {reading}", None, \
                 {**per_question, **{key: [chosen] for key, chosen in readings.differing().items()}}
@@ -488,9 +338,9 @@ def _unexplained(item: Item, written: dict[str, np.ndarray], answers: list[dict[
             if output.positions_of:
                 try:
                     if item.case.domain == OPENVINO_DOMAIN:
-                        fits |= _reduced_positions_ok(item, written, answer_[output.positions_of], want, got)
+                        fits |= reduced_positions_ok(item, written, answer_[output.positions_of], want, got)
                     else:
-                        fits |= _positions_ok(item, written, want, got)[0]
+                        fits |= positions_ok(item, written, want, got)[0]
                 except (ValueError, IndexError):  # the windows of another reading: only an equal index counts
                     pass
             ok &= fits
@@ -506,41 +356,15 @@ def _unexplained_line(item: Item, wrong: np.ndarray, expected: dict[str, np.ndar
         return f"output shapes no reading of {', '.join(questions_)} gives: {shapes}"
     if any(got.shape != wrong.shape for got in actual):  # the outputs' positions do not line up
         return f"{' and '.join(o.name for o in item.outputs)}: no reading of {', '.join(questions_)} gives them ({shapes})"
-    at = _first(wrong)[0]
+    at = first_positions(wrong)[0]
     shown = []
     for output, got in zip(item.outputs, actual):
         want = expected[output.name]
-        default = f" (the default reading: {_show(want[at])})" if want.shape == got.shape else ""
-        shown.append(f"{output.name}[{_at(at)}] = {_show(got[at])}{default}")
+        default = f" (the default reading: {shown_value(want[at])})" if want.shape == got.shape else ""
+        shown.append(f"{output.name}[{position_text(at)}] = {shown_value(got[at])}{default}")
     names = " and ".join(o.name for o in item.outputs)
     return (f"{names}: {int(wrong.sum())} of {wrong.size} positions match no reading of {', '.join(questions_)}; "
             + "; ".join(shown))
-
-
-def _matches(item: Item, written: dict[str, np.ndarray], outputs: Sequence[np.ndarray], actual: Sequence[Any]) -> bool:
-    """Whether ``actual`` is what another reading answers: bit for bit, or, for Indices, any
-    index of an equal maximum of the same window."""
-    if len(actual) != len(outputs):
-        return False
-    equal = [isinstance(got, np.ndarray) and got.dtype == want.dtype and got.shape == want.shape
-             and bool(same_bits(want, got).all()) for want, got in zip(outputs, actual)]
-    if all(equal):
-        return True
-    if any(not same and not port.positions_of for same, port in zip(equal, item.outputs)):
-        return False  # values compare bit for bit: only Indices can match otherwise
-    try:
-        return not compare(item, written, dict(zip((o.name for o in item.outputs), outputs)), actual)
-    except (ValueError, IndexError):  # the windows of another reading: only an exact match counts
-        return False
-
-
-def _show(value: Any) -> str:
-    value = np.asarray(value)
-    if np.issubdtype(value.dtype, np.integer):
-        return str(int(value))
-    as_float = float(value.astype(np.float64))
-    bits = int(value.reshape(1).view(f"u{value.dtype.itemsize}")[0])
-    return f"{as_float!r} (0x{bits:0{2 * value.dtype.itemsize}x})"
 
 
 def _type_name(e: BaseException) -> str:

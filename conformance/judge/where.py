@@ -16,6 +16,7 @@ import numpy as np
 
 from ..expand.items import Item
 from ..semantics import GeometryError, node_axes
+from .compare import same_bits
 from .defects import NHWC_DOMAINS
 
 LOOKED_AT = 64  # wrong and right elements examined, each: enough to tell, bounded on a large output
@@ -38,11 +39,11 @@ CLASSES: tuple[tuple[str, Callable[[np.ndarray, float, bool], bool]], ...] = (
 
 
 def differences_lie(item: Item, inputs: dict[str, np.ndarray], expected: Sequence[np.ndarray],
-                    actual: Sequence[Any], same: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> str | None:
+                    actual: Sequence[Any]) -> str | None:
     """The first class (``CLASSES``) that every examined wrong element's window has and some right
     element's window lacks, else the first that every wrong one has (the item's every window may
     hold NaN); None where there is no MaxPool window to look at, a wrong shape, or no such class.
-    The first output whose values differ (``same``, as the judge compares elements) is looked at."""
+    The first output whose values differ (``same_bits``, as the judge compares elements) is looked at."""
     case = item.case
     if case.op not in ("MaxPool", "NhwcMaxPool") or not item.inputs:
         return None
@@ -60,7 +61,7 @@ def differences_lie(item: Item, inputs: dict[str, np.ndarray], expected: Sequenc
         got = np.asarray(got)
         if got.shape != want.shape or got.dtype != want.dtype or got.ndim != x.ndim:
             return None
-        wrong = ~same(want, got)
+        wrong = ~same_bits(want, got)
         if wrong.any():
             return _class_of(x, axes, wrong, channels_last, classes, tiny)
     return None

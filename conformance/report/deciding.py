@@ -31,7 +31,10 @@ from .record import ItemRecord
 
 SHARE, FEWEST = 0.1, 10  # the least part of a line, and the fewest items, a predicate must hold to split it off
 ON_THE_LINE = 0.25  # for each of a predicate's features: at most this part of the items without it, but with the rest, on the line
-SMALLEST_LINE = 20  # lines below this are left whole
+# Lines below this are left whole, named by no predicate: below twice FEWEST a line holds one part
+# at most (a rest under FEWEST is folded back), and a predicate that every item of so few shares
+# is weak evidence of what decides (a few items share many attributes by chance).
+SMALLEST_LINE = 20
 
 
 def features(record: ItemRecord, merging: bool = False) -> frozenset[str]:

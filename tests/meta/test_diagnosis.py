@@ -8,12 +8,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.judge.defects import DEFECTS, DefectModel, Facts
+from conformance.judge.defects import BY_NAME, DEFECTS, DefectModel, Facts, stacked
 from conformance.judge.diagnosis import facts, titles
+from conformance.judge.oracle import consult
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.report.results import failure_clusters
 from conformance.report.record import item_record
+from tests.bundled import bundled_items
 from tests.faulty_backends import Faulty
 from tests.mutants import READINGS_ONLY, Mutant
 from tests.meta.test_mutants import REGISTRY, MutantBackend, items_round_robin
@@ -101,7 +103,6 @@ def test_the_reports_doc_counts_the_models():
 def test_three_bugs_at_once_are_named_where_indices_carry_the_third():
     """A loop that stops at the begin padding, a sentinel seed and Indices within the plane (MNN's
     Indices kernel): no pair gives its answer, the three together do."""
-    from conformance.judge.defects import BY_NAME, stacked
 
     three = stacked(BY_NAME["indices_per_plane"].backend, stacked(BY_NAME["accumulator_starts_at_sentinel"].backend,
                                                                   BY_NAME["window_loop_stops_at_begin_padding"].backend))
@@ -122,7 +123,6 @@ def test_a_stacked_model_stacked_again_keeps_every_layer():
     window of NaN only points at its plane's first element (OpenVINO's float16 NaN windows)."""
     from onnx import TensorProto, helper
 
-    from conformance.judge.defects import BY_NAME, stacked
 
     node = helper.make_node("MaxPool", ["X"], ["Y", "I"], kernel_shape=[2], strides=[2])
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT16, [1, 1, 4])],
@@ -139,7 +139,6 @@ def test_int64_pooled_as_int32_then_through_float32_is_both_models_with_the_top_
     clamp at the largest float below 2^31 (2147483520), so INT32_MAX comes back as 2147483520."""
     from onnx import TensorProto, helper
 
-    from conformance.judge.defects import BY_NAME, stacked
 
     def pooled(name: str, elem: int, x: np.ndarray) -> list:
         node = helper.make_node("MaxPool", ["X"], ["Y", "I"], domain="org.openvinotoolkit", kernel=[1], strides=[1],
@@ -163,7 +162,6 @@ def test_int64_pooled_as_int32_then_through_float32_is_both_models_with_the_top_
 def test_nan_lost_by_comparison_is_named_beside_indices_sought_by_equality_within_the_plane():
     """tinygrad's max pooling: a window folded by comparison from its first element, Indices sought
     by equality after it (a NaN maximum matches nothing) and counted within the plane."""
-    from conformance.judge.defects import BY_NAME, stacked
 
     three = stacked(BY_NAME["indices_per_plane"].backend, stacked(BY_NAME["index_sought_by_equality"].backend,
                                                                   BY_NAME["nan_only_from_the_first_element"].backend))
@@ -197,7 +195,6 @@ def test_a_model_of_indices_alone_is_found_under_a_reading_that_changes_y():
 def test_a_round_trip_with_three_bugs_is_named_where_the_pooling_s_indices_carry_one():
     """tinygrad's round trip: its pooling's Indices within the plane, its unpooling within the plane
     and its pads read as torch's pairs (the output's shape is the pads' alone)."""
-    from conformance.judge.defects import BY_NAME, stacked
 
     three = stacked(BY_NAME["indices_per_plane"].backend, stacked(
         BY_NAME["unpool_summed_per_plane"].backend, BY_NAME["unpool_pads_paired_from_the_last_axis"].backend))
@@ -213,7 +210,6 @@ def test_a_shape_whose_scatter_the_reference_refuses_is_tried_beside_another_sca
     """tinygrad's round trip of a float64 input with an end pad: its pads read as torch's pairs give
     a smaller output, whose scatter the reference refuses (an index past its end), and its one-hot
     scatter drops that index. The pair comes before the narrower types' half of the pairs runs out."""
-    from conformance.judge.defects import BY_NAME, stacked
 
     pair = stacked(BY_NAME["unpool_summed_per_plane"].backend, BY_NAME["unpool_pads_paired_from_the_last_axis"].backend)
     backend = MutantBackend(Mutant("pair", "two bugs", pair))
@@ -258,7 +254,6 @@ def test_nan_compared_as_mlas_pools_down_the_columns_then_along_the_row():
 def _pooled_with_indices(model_name: str, x: np.ndarray, kernel: list[int], **attributes) -> tuple[np.ndarray, np.ndarray]:
     from onnx import TensorProto, helper
 
-    from conformance.judge.defects import BY_NAME, stacked
 
     node = helper.make_node("MaxPool", ["X"], ["Y", "Indices"], kernel_shape=kernel, **attributes)
     element = helper.np_dtype_to_tensor_dtype(x.dtype)
@@ -299,7 +294,6 @@ def test_no_model_is_named_for_a_value_the_documents_leave_undefined():
     """tinygrad's Indices within the plane, and its wrapped index in a window over padding only
     (window-in-padding-only leaves that value undefined): the item is diagnosed by the first alone;
     likewise OpenCV's, whose Y is 0 there."""
-    from conformance.judge.defects import BY_NAME, stacked
 
     both = stacked(BY_NAME["indices_per_plane"].backend, BY_NAME["index_wrapped_where_no_element"].backend)
     backend = MutantBackend(Mutant("both", "Indices per plane, wrapped where no element", both))
@@ -313,3 +307,36 @@ def test_no_model_is_named_for_a_value_the_documents_leave_undefined():
     items = [i for i in items_round_robin() if i.id == ("MaxPool-12/explicit_pad_questions_by_path/"
                                                          "window_in_padding_begin-2d_s2_pend-planes2x3-y_indices[float32]")]
     assert [r["diagnosis"] for r in _records(backend, items)] == [["indices_per_batch_element"]]
+
+
+class QuietNaNsAsX86Gives:
+    """Two defect models at once (of no hook in common: the pair is tried only where together
+    they change every element the backend got wrong), every float32 NaN of Y given as x86's default
+    NaN, 0xffc00000, as SSE's maxps gives it whatever NaN came in."""
+
+    version = "0"
+    X86_NAN = np.array([0xFFC00000], np.uint32).view(np.float32)[0]
+
+    def __init__(self, first: str, second: str):
+        self.name = f"{first}+{second} with x86 NaNs"
+        self.pair = stacked(BY_NAME[first].backend, BY_NAME[second].backend)
+
+    def details(self):
+        return {}
+
+    def run(self, model, inputs):
+        y, *rest = self.pair.run_model(model, [inputs[i.name] for i in model.graph.input])
+        return [np.where(np.isnan(y), self.X86_NAN, y).astype(np.float32), *rest]
+
+
+def test_a_pair_whose_nans_come_back_as_x86_s_default_nan_is_diagnosed_as_the_pair():
+    """The item's NaN is 0x7fc00000; the backend's is 0xffc00000. The judge takes any NaN for any
+    NaN, and so must the pair's filter, or the NaN positions count as wrong elements neither model
+    gives and the pair is never tried (compare.py's one equality)."""
+    item = next(i for i in bundled_items() if i.id == "MaxPool-12/edge_values_as_answers_by_path/"
+                "valuesedge_values_nan-2d_same_lower_s2-yi-planes2x6[float32]")
+    backend = QuietNaNsAsX86Gives("accumulator_starts_at_zero", "kernel_reversed")
+    written = consult(item, 0, REGISTRY).written["X"]
+    assert {int(bits) for bits in written[np.isnan(written)].view(np.uint32)} == {0x7FC00000}
+    verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
+    assert verdict.outcome is Outcome.FAIL and verdict.diagnosis == ["accumulator_starts_at_zero+kernel_reversed"]
