@@ -130,3 +130,27 @@ def test_a_second_run_into_the_same_directory_is_refused(tmp_path):
         first.wait(timeout=300)
     assert_one_line_usage_error(second, "--report out: another run is writing a report there")
     assert first.returncode == 0 and not json.loads((tmp_path / "out" / "results.json").read_text())["partial"]
+
+
+def test_a_report_clusters_its_failures_once(tmp_path, monkeypatch):
+    """The HTML, the Markdown and the repro scripts show one set of lines: clustered once, not once
+    per renderer (a run of thousands of failures paid for it three times)."""
+    from conformance.backends import load_backend
+    from conformance.report import html, results as results_model
+
+    calls = []
+    real = results_model.failure_clusters
+    counting = lambda items: calls.append(len(items)) or real(items)  # noqa: E731 - a spy
+    monkeypatch.setattr(results_model, "failure_clusters", counting)
+    monkeypatch.setattr(html, "failure_clusters", counting)
+    directory = ReportDirectory.claim(tmp_path / "out")
+    backend = load_backend("reference")
+    results = Results(report.environment([(backend, backend)], 0, PACKAGE_DIR / "cases"), directory)
+    for n in range(3):
+        results.add({"id": f"MaxPool-12/c{n}[float32]", "backend": "reference", "op": "MaxPool", "version": 12,
+                     "outcome": "fail", "message": "Y: 1 of 4 elements differ", "expected": "derived",
+                     "attributes": {"kernel_shape": [2]}, "inputs": [{"name": "X", "shape": [1, 1, 4], "dtype": "float32"}]})
+    write_reports(results, partial=False, interrupted=False, values_of=lambda item: None)
+    directory.release()
+    assert calls == [3]
+    assert "Failures (3)" in (tmp_path / "out" / "report.html").read_text()

@@ -45,7 +45,8 @@ a.badge:hover { outline: 1px solid #1d2430; } .cause { font-weight: 400; }
 """
 
 
-def render_html(document: RunDocument) -> str:
+def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None = None) -> str:
+    """The report page (``clusters``: the document's failure clusters, where the caller has them)."""
     items = document["items"]
     names = backends(document)
     sections = [
@@ -55,7 +56,7 @@ def render_html(document: RunDocument) -> str:
         _regressions(items),
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
-        _failures(items, names),
+        _failures(items, names, failure_clusters(items) if clusters is None else clusters),
         fuzz_html(document),
         _divergences(items),
         _known_failures(items),
@@ -219,8 +220,7 @@ def _failure(record: ItemRecord) -> str:
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 
 
-def _failures(items: list[ItemRecord], names: list[str]) -> str:
-    clusters = failure_clusters(items)
+def _failures(items: list[ItemRecord], names: list[str], clusters: dict[str, list[Cluster]]) -> str:
     total = failing_items(c for found in clusters.values() for c in found)
     parts = [f"<h2 id='failures'>Failures ({total})</h2><p class='muted'>Each backend's failing items clustered "
              "by cause: the outcome and what differs structurally (which output and how, whether in windows over "

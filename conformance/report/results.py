@@ -694,7 +694,7 @@ def totals(items: list[Record]) -> dict[str, Counter]:
     return dict(table)
 
 
-def render_markdown(document: RunDocument) -> str:
+def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | None = None) -> str:
     """A summary for CI logs: totals, regressions, failures by class, open questions."""
     items = document["items"]
     env = document["environment"]
@@ -719,7 +719,7 @@ def render_markdown(document: RunDocument) -> str:
     for r in regressions:
         shown = ", ".join(f"{v}: {o}" for v, o in r["outcomes"].items())
         lines.append(f"- {r['backend']}: {r['op']} {r['case']} [{r['dtype']}]: {shown}")
-    clusters = failure_clusters(items)
+    clusters = failure_clusters(items) if clusters is None else clusters
     lines += ["", f"## Failures ({failing_items(c for cs in clusters.values() for c in cs)}), by cause", ""]
     for backend, found in clusters.items():
         for cluster in found:

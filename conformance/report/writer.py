@@ -13,7 +13,7 @@ import shlex
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 import onnx
@@ -23,6 +23,9 @@ from ..expand.items import Item
 from ..judge.oracle import ScriptValues
 from .journal import JOURNAL_FILE, document_of
 from .record import SCHEMA_VERSION, BackendRecord, Environment, ItemRecord, RunDocument
+
+if TYPE_CHECKING:  # the results model is imported where a report is written, not by every run's start
+    from .results import Cluster
 
 RESULTS_FILE = "results.json"
 FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
@@ -186,26 +189,29 @@ def write_reports(results: Results, partial: bool, interrupted: bool,
     inputs and expected outputs from the run's oracle (none: no scripts), and ``items_of``: a case
     file's items where the run has them at hand (its expansion cache)."""
     from .html import render_html
-    from .results import render_markdown
+    from .results import failure_clusters, render_markdown
 
     document = results.document(partial, interrupted)
     directory = results.directory
     assert directory is not None, "results without a report directory are never written"
+    clusters = failure_clusters(document["items"])  # once: the scripts, the HTML and the Markdown show the same lines
     if not partial and values_of is not None:
-        write_scripts(document, directory, values_of, items_of)
+        write_scripts(document, directory, values_of, items_of, clusters)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     results.close_journal(remove=not partial)  # a whole run's results.json holds all the journal held
-    _write_report(directory / HTML_FILE, render_html(document))
-    _write_report(directory / MARKDOWN_FILE, render_markdown(document))
+    _write_report(directory / HTML_FILE, render_html(document, clusters))
+    _write_report(directory / MARKDOWN_FILE, render_markdown(document, clusters))
 
 
 SCRIPTS_DIR = "repro"
 
 
 def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], ScriptValues],
-                  items_of: Callable[[Path], Iterable[Item]] | None = None) -> None:
+                  items_of: Callable[[Path], Iterable[Item]] | None = None,
+                  clusters: dict[str, list[Cluster]] | None = None) -> None:
     """The standalone script of each failure cause's smallest item, the one the HTML shows, as
-    ``conformance repro`` writes it; its record names the file (``script_file``) for the link."""
+    ``conformance repro`` writes it; its record names the file (``script_file``) for the link
+    (``clusters``: the document's failure clusters, where the caller has them)."""
     from ..judge.control import twin_of
     from ..scripts.items import find_item
     from ..scripts.standalone import item_script
@@ -218,8 +224,8 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
     cases = Path(document["environment"]["cases"])
     seed = document["environment"]["seed"]
     _real_directory(Path(directory / SCRIPTS_DIR))
-    for clusters in failure_clusters(document["items"]).values():
-        for cluster in clusters[:SHOWN_CLUSTERS]:
+    for lines in (failure_clusters(document["items"]) if clusters is None else clusters).values():
+        for cluster in lines[:SHOWN_CLUSTERS]:
             record = cluster.smallest
             spec = next((w.partition("=")[2] for w in shlex.split(record.get("script", "")) if w.startswith("--backend=")), None)
             if spec is None or not cases.is_dir():
