@@ -105,6 +105,7 @@ def test_every_prefilter_names_a_registry_entry():
     assert set(_PREFILTERS) <= set(REGISTRY)
 
 
+@pytest.mark.slow
 def test_every_open_question_is_reached_by_a_bundled_item():
     reached = set()
     for made in bundled_items():

@@ -13,6 +13,7 @@ COVERAGE_PAGE = Path(__file__).parents[1] / "docs" / "coverage.md"
 BEGIN, END = "<!-- coverage table: conformance coverage -->\n", "<!-- end of coverage table -->"
 
 
+@pytest.mark.slow
 def test_every_cell_varies_or_gives_a_reason():
     assert problems(crossing(bundled_case_dir())) == []
 
@@ -24,6 +25,7 @@ def test_every_selector_cites_a_source():
             assert {"repo", "commit", "path", "anchor", "says"} <= set(source), (name, source)
 
 
+@pytest.mark.slow
 def test_the_readme_table_is_current():
     text = COVERAGE_PAGE.read_text()
     table = text[text.index(BEGIN) + len(BEGIN): text.index(END)]
@@ -44,6 +46,7 @@ def test_a_depth_cell_without_items_or_reason_is_reported():
         "answer_values: MaxPool [float32] x lowest: no item and no reason in axes.answer_values.not_covered"]
 
 
+@pytest.mark.slow
 def test_the_readme_depth_tables_are_current():
     text = COVERAGE_PAGE.read_text()
     tables = text[text.index(AXES_BEGIN) + len(AXES_BEGIN): text.index(AXES_END)]
