@@ -73,7 +73,6 @@ class Mismatch:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in (None, []) and k != "of_form"}
 
 
-
 def compare(item: Item, written: dict[str, np.ndarray], expected: dict[str, np.ndarray],
             actual: Sequence[Any]) -> list[Mismatch]:
     """Every way ``actual`` (one array per output) differs from ``expected``, one paragraph each
@@ -99,7 +98,8 @@ def _check_values(name: str, want: np.ndarray, got: np.ndarray) -> list[Mismatch
     bad = ~same_bits(want, got)
     if not bad.any():
         return []
-    shown = [f"{name}[{position_text(at)}]: expected {shown_value(want[at])}, got {shown_value(got[at])}" for at in first_positions(bad)]
+    shown = [f"{name}[{position_text(at)}]: expected {shown_value(want[at])}, got {shown_value(got[at])}"
+             for at in first_positions(bad)]
     return [_mismatch(name, f"{name}: {int(bad.sum())} of {want.size} elements differ", shown, bad)]
 
 
@@ -138,7 +138,8 @@ def _check_positions(item: Item, output: ItemOutput, written: dict[str, np.ndarr
         else:
             element: tuple[Any, ...] = np.unravel_index(int(row_major[at]), x.shape)
             shown_at = stored_shape(element, item.layout)  # where the backend's X holds it
-            why = f"X[{position_text(shown_at)}] = {shown_value(x[element])}; the window's maximum is {shown_value(values[at])}"
+            why = (f"X[{position_text(shown_at)}] = {shown_value(x[element])}; "
+                   f"the window's maximum is {shown_value(values[at])}")
         shown.append(f"{output.name}[{position_text(at)}] = {index} (expected e.g. {wanted}): {why}")
     summary = f"{output.name}: {int((~ok).sum())} of {got.size} indices do not point at their window's maximum"
     return [_mismatch(output.name, summary, shown, ~ok)]

@@ -38,8 +38,8 @@ from .compare import same_elements
 from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
 from .fitted import fitted, title as fitted_title
 
-# The pairs run for one item, at most: each costs a run of the reference (0.5 ms, median, on the
-# bundled items), and an item no pair reproduces runs them all (156 candidates, median; 994 at most).
+# The pairs run for one item, at most: each is a run of the reference (about 0.5 ms of an item's
+# judging per pair run, median, on the bundled items), and an item no pair reproduces runs them all (156 candidates, median; 994 at most).
 # Ranked as below, the first pair that reproduces a two-bug item is within the first 60 for 80 of
 # 82 items, number 67 at the most (`python -m tests.pair_rank_benchmark`, 2026-12-02). The other
 # two stay undiagnosed: the run's time per failure stays bounded.
