@@ -1,14 +1,15 @@
 """Shared settings for the project's own tests: the two tiers (``--tier``), the mutation
-self-test's summary, how xdist's workers share the tests (work stealing), and the tests that
-need a system tool (skipped locally without it, failed under CI)."""
+self-test's summary, how xdist's workers share the tests (one at a time, a file with a shared
+fixture whole), and the tests that need a system tool (skipped locally without it, failed under CI)."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
-from xdist.scheduler import WorkStealingScheduling
+from xdist.scheduler import LoadScopeScheduling
 
 IN_CI = bool(os.environ.get("CI"))  # set by CI services, and by .ci/run
 # pytester's in-process runs get a HOME of their own, which would give each a cold per-user cache
@@ -85,13 +86,40 @@ def pytest_collection_modifyitems(config, items):
     _skip_without_tools(items)
 
 
+SHARED_FIXTURE = re.compile(r"""^@pytest\.fixture\(.*scope=["'](module|session)["']""", re.MULTILINE)
+
+
+def files_with_shared_fixtures(tests: Path = Path(__file__).parent) -> frozenset[str]:
+    """The test files that define a module- or session-scoped fixture (the faulty backends' runs,
+    the declared refusals' runs, a sweep's releases): one worker takes each whole, so that the
+    fixture is built once, not once per worker that gets one of its tests (work stealing split
+    them: test_isolation's run of 40 faulty backends was built three times, 45 s each). Read from
+    the sources, so that a new such file cannot be forgotten here."""
+    return frozenset(str(path.relative_to(tests.parent)) for path in tests.rglob("test_*.py")
+                     if SHARED_FIXTURE.search(path.read_text()))
+
+
+class SharedFixturesWhole(LoadScopeScheduling):
+    """Each test a unit of its own, except that a file of ``files_with_shared_fixtures`` is one
+    unit. xdist hands the units out largest first (the files, which hold the long fixtures), one
+    more to a worker whenever it has two or fewer tests left; no figures to go stale."""
+
+    def __init__(self, config, log=None):
+        super().__init__(config, log)
+        self.shared = files_with_shared_fixtures()
+
+    def _split_scope(self, nodeid: str) -> str:
+        file = nodeid.split("::", 1)[0]
+        return file if file in self.shared else nodeid
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of xdist's: unknown under -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
-    """Work stealing for a plain ``-n``: a worker that runs out takes half of another's queue, so
-    that a long test left at the end makes no tail. It was as fast as a hand-kept table of the
-    longest tests handed out first (4 min 55 s against 5 min 1 s for the fast tier, 2026-12-02),
-    and keeps no figures to go stale. A ``--dist`` named on the command line is kept."""
-    return WorkStealingScheduling(config, log) if config.getoption("dist") == "load" else None
+    """``SharedFixturesWhole`` for a plain ``-n``; a ``--dist`` named on the command line is kept."""
+    if config.getoption("dist") != "load":
+        return None
+    config.option.loadscopereorder = True
+    return SharedFixturesWhole(config, log)
 
 
 def pytest_terminal_summary(terminalreporter):
