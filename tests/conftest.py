@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,13 @@ IN_CI = bool(os.environ.get("CI"))  # set by CI services, and by .ci/run
 # every subprocess the tests start does. The tests of that cache set their own HOME and XDG dirs.
 os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
 os.environ.setdefault("XDG_CONFIG_HOME", str(Path.home() / ".config"))
+# Where Python may write no bytecode (PYTHONDONTWRITEBYTECODE, as on CI's machines and many
+# containers), every Python process the tests start (a few hundred: pytest runs, xdist workers,
+# backends' children) compiled the suite's 96 modules again, and pytest rewrote the test modules
+# in each worker: 0.3 s of CPU per process for the suite's import alone, minutes in all. The
+# tests write bytecode; the one test about a process that may not (tests/test_plugin.py) sets it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 def requires_tool(problem: str | None):

@@ -13,20 +13,27 @@ ROOT = PACKAGE_DIR.parent
 ITEM = "MaxPool-12/infinities/1d-y[float32]"
 
 
-def collect(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "pytest", "conformance", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def collect(tmp_path_factory):
+    """A collection run from the project's root; pytest's own cache out of the tree, the bundled
+    cases read from the user's cache, as a pasted repro line reads them."""
+    cache = tmp_path_factory.mktemp("pytest-cache")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "pytest", "conformance", "--collect-only", "-q",
+                               "-o", f"cache_dir={cache}", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return run
 
 
 @pytest.mark.slow
-def test_the_exact_id_selects_one_item_where_k_selects_two():
+def test_the_exact_id_selects_one_item_where_k_selects_two(collect):
     by_k = collect("-k", ITEM)
     exact = collect("--conformance-id", ITEM)
     assert by_k.stdout.count("infinities/1d-y[float32]") == 2, by_k.stdout  # and the NHWC twin
     assert [line for line in exact.stdout.splitlines() if "::" in line] == [f"cases/maxpool_edges.yaml::{ITEM}"], exact.stdout
 
 
-def test_ids_come_from_a_file_too(tmp_path):
+def test_ids_come_from_a_file_too(tmp_path, collect):
     listed = tmp_path / "ids.txt"
     listed.write_text(f"# the two I care about\n{ITEM}\n\nMaxUnpool-9/without_output_shape[float32]\n")
     done = collect(f"--conformance-id=@{listed}")
@@ -34,13 +41,13 @@ def test_ids_come_from_a_file_too(tmp_path):
         ["MaxPool-12/infinities/1d-y[float32]", "MaxUnpool-9/without_output_shape[float32]"], done.stdout
 
 
-def test_an_unreadable_id_file_is_a_usage_error_in_one_line(tmp_path):
+def test_an_unreadable_id_file_is_a_usage_error_in_one_line(tmp_path, collect):
     done = collect(f"--conformance-id=@{tmp_path / 'missing.txt'}")
     assert done.returncode == 4 and "--conformance-id @" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
-def test_shards_split_the_items_between_them_exactly(tmp_path):
+def test_shards_split_the_items_between_them_exactly(tmp_path, collect):
     import shutil
 
     shutil.copy(ROOT / "cases" / "maxunpool_edges.yaml", tmp_path / "maxunpool_edges.yaml")

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from onnx import helper
 
 from reference_backend import ReferenceBackend, maxpool
+from tests.support.tiers import drawn, split_examples
 from reference_backend.signatures import ELEMENT_TYPES
 from reference_backend.naive import NaiveError, naive_activation, naive_max_pool, naive_max_unpool, naive_openvino_max_pool
 
@@ -79,9 +80,12 @@ def bits(a):
     return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
 
 
-@settings(max_examples=1000, deadline=None)
-@given(pool_problems())
-def test_max_pool_matches_the_naive_loops(problem):
+@split_examples(1000)
+def test_max_pool_matches_the_naive_loops(examples):
+    drawn(examples, pool_problems())(max_pool_matches_the_naive_loops)
+
+
+def max_pool_matches_the_naive_loops(problem):
     x, attrs, opset, with_indices, block_elements = problem
     try:
         want_y, want_i = naive_max_pool(x, **attrs)
@@ -98,10 +102,13 @@ def test_max_pool_matches_the_naive_loops(problem):
         np.testing.assert_array_equal(got[1], want_i)
 
 
-@settings(max_examples=400, deadline=None)
-@given(pool_problems(), st.sampled_from([None, ("Relu", 0.0, np.inf), ("Clip", -2.0, 1.5), ("Clip", 0.25, 0.25)]))
-def test_the_nhwc_max_pool_matches_the_naive_loops_on_transposed_tensors(problem, activation):
+@split_examples(400)
+def test_the_nhwc_max_pool_matches_the_naive_loops_on_transposed_tensors(examples):
     """com.ms.internal.nhwc MaxPool: X and Y channels-last, Indices as ai.onnx's, Y clamped."""
+    drawn(examples, pool_problems(), ACTIVATIONS)(nhwc_max_pool_matches_the_naive_loops)
+
+
+def nhwc_max_pool_matches_the_naive_loops(problem, activation):
     x, attrs, opset, with_indices, block_elements = problem
     assume(opset <= 12 and x.dtype != ml_dtypes.bfloat16)
     try:
@@ -120,6 +127,9 @@ def test_the_nhwc_max_pool_matches_the_naive_loops_on_transposed_tensors(problem
     np.testing.assert_array_equal(bits(got[0]), bits(np.moveaxis(want_y, 1, -1)))
     if with_indices:
         np.testing.assert_array_equal(got[1], want_i)
+
+
+ACTIVATIONS = st.sampled_from([None, ("Relu", 0.0, np.inf), ("Clip", -2.0, 1.5), ("Clip", 0.25, 0.25)])
 
 
 @st.composite
@@ -157,9 +167,12 @@ def openvino_problems(draw):
     return x, attrs, version
 
 
-@settings(max_examples=500, deadline=None)
-@given(openvino_problems())
-def test_openvino_max_pool_matches_the_naive_loops(problem):
+@split_examples(500)
+def test_openvino_max_pool_matches_the_naive_loops(examples):
+    drawn(examples, openvino_problems())(openvino_max_pool_matches_the_naive_loops)
+
+
+def openvino_max_pool_matches_the_naive_loops(problem):
     x, attrs, version = problem
     want_y, want_i = naive_openvino_max_pool(x, **attrs)
     elem = ELEMENT_TYPES[x.dtype]

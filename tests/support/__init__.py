@@ -1,0 +1,1 @@
+"""Helpers of the project's own tests, named by what they provide."""
