@@ -70,8 +70,8 @@ def zeroed(items):
 
 
 FORGERIES = {  # name: (the entry's suffix, the change, what reads it back)
-    "a reject flag on every valid item": ("", rejecting, "items"),
-    "literal expected values zeroed": ("", zeroed, "items"),
+    "a reject flag on every valid item": ("-part0", rejecting, "items"),  # the file's one part (96 items)
+    "literal expected values zeroed": ("-part0", zeroed, "items"),
     "an item dropped from the file's ids": ("-ids", lambda ids: ids[1:], "ids"),
 }
 
@@ -93,6 +93,23 @@ def test_the_same_forgery_sealed_with_the_user_s_key_is_believed(store, registry
     suffix, change, reader = FORGERIES[forgery]
     forged = forge(store, suffix, change, store.key)
     assert codec.dumps(getattr(store, reader)(FILE, registry, DEFAULT_LIMITS)) == codec.dumps(forged)
+
+
+def test_a_selection_decodes_only_the_parts_that_hold_its_ids_and_a_part_of_other_ids_is_computed_again(
+        tmp_path, registry, monkeypatch):
+    monkeypatch.setattr(cache_module, "PART_ITEMS", 20)  # maxpool.yaml's 96 items in five parts
+    store = ExpansionCache(tmp_path, BUNDLED, DEFAULT_LIMITS)
+    fresh = store.items(FILE, registry, DEFAULT_LIMITS)
+    wanted = fresh[50].id
+    decoded = []
+    load = store._load
+    monkeypatch.setattr(store, "_load", lambda name, kind: decoded.append(name) or load(name, kind))
+    assert [i.id for i in store.items(FILE, registry, DEFAULT_LIMITS, lambda i: i == wanted)] == \
+        [i.id for i in fresh[40:60]]
+    assert [name.rpartition("-")[2] for name in decoded] == ["ids", "part2"]
+    # part 2 holding part 1's items, sealed with the user's key: well formed, of the wrong ids
+    forge(store, "-part2", lambda _: fresh[20:40], store.key)
+    assert [codec.dumps(i) for i in store.items(FILE, registry, DEFAULT_LIMITS)] == [codec.dumps(i) for i in fresh]
 
 
 def _forged_oracle_fragment(store, item, registry, key):

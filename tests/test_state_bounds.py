@@ -252,7 +252,9 @@ def test_the_scoreboard_reads_its_results_within_one_total_bound(tmp_path, monke
 # A sweep's cells and environments are believed only under the user's own seal and record.
 
 def _a_cell_that_ran(directory, key: str, seal: str | None) -> None:
-    from conformance.sweep.cells import CELL_FILE
+    """A cell's files, with ``seal`` in its cell.json: None for none, "own" for the user's seal
+    over the files as written (a run's results.json differs from run to run: its durations)."""
+    from conformance.sweep.cells import CELL_FILE, seal_of
 
     directory.mkdir(parents=True, exist_ok=True)
     small_run(directory, "ort")
@@ -260,12 +262,12 @@ def _a_cell_that_ran(directory, key: str, seal: str | None) -> None:
     cell = {"label": "ort@1.20.0", "backend": "ort", "package": "onnxruntime", "version": "1.20.0", "pins": [],
             "key": key, "status": "ran", "message": "", "seconds": 1.0, "summary": {}}
     if seal is not None:
-        cell["seal"] = seal
+        cell["seal"] = seal_of(directory, key) if seal == "own" else seal
     (directory / CELL_FILE).write_text(json.dumps(cell))
 
 
 def test_a_cell_made_by_hand_is_never_reused_and_a_sealed_one_is_until_its_files_change(tmp_path, monkeypatch):
-    from conformance.sweep.cells import finished, seal_of
+    from conformance.sweep.cells import finished
     from conformance.sweep.plan import Cell
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -274,11 +276,11 @@ def test_a_cell_made_by_hand_is_never_reused_and_a_sealed_one_is_until_its_files
     assert finished(cell, directory, "key") is None
     _a_cell_that_ran(directory, "key", seal="0" * 64)
     assert finished(cell, directory, "key") is None
-    _a_cell_that_ran(directory, "key", seal=seal_of(directory, "key"))
+    _a_cell_that_ran(directory, "key", seal="own")
     assert finished(cell, directory, "key") is not None
     (directory / "run.log").write_text("1 failed\n")  # either file changed after the seal
     assert finished(cell, directory, "key") is None
-    _a_cell_that_ran(directory, "key", seal=seal_of(directory, "key"))
+    _a_cell_that_ran(directory, "key", seal="own")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-user"))  # another key: not this user's seal
     assert finished(cell, directory, "key") is None
 

@@ -20,6 +20,7 @@ committed ``.pytest_cache`` or a restored CI cache) is computed again, exactly a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -39,6 +40,10 @@ from .items import Item, expand
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 MAX_ENTRY_BYTES = 256 << 20  # the largest entry of the bundled cases is about 3 MB
+# Items per stored part of a case file: a pasted repro line decodes the one part that holds its
+# item (the 8,118 items of maxpool_edges.yaml took 0.5 s to decode as one entry; a part of 256,
+# about 15 ms), a whole run every part, at the same cost as one entry.
+PART_ITEMS = 256
 # A file's fragments: one per process that ran its items in the last run (xdist workers, each
 # merging what it read): more than this many were planted, and are read as none.
 MAX_FRAGMENTS = 64
@@ -193,18 +198,39 @@ class ExpansionCache:
     def registry(self, case_dir: Path, limits: Limits) -> dict[str, Ambiguity]:
         return self._cached(f"registry{_short(case_dir)}", lambda: load_registry(case_dir, limits), "registry")
 
-    def items(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[Item]:
-        def expanded() -> list[Item]:  # its ids stored with it: a repro line after this run decodes one file
-            items = expand_file(file, registry, limits)
-            self._store(f"{_short(file)}-ids", [i.id for i in items])
-            return items
-
-        return self._cached(_short(file), expanded, "items")
+    def items(self, file: Path, registry: dict[str, Ambiguity], limits: Limits,
+              wanted: Callable[[str], bool] | None = None) -> list[Item]:
+        """``file``'s items; with ``wanted``, those of the parts that hold an id it takes (a pasted
+        repro line decodes one part of 8,118 items' file, not all of it)."""
+        ids = self.ids(file, registry, limits)
+        parts = range(-(-len(ids) // PART_ITEMS)) if wanted is None else \
+            sorted({n // PART_ITEMS for n, item_id in enumerate(ids) if wanted(item_id)})
+        found: list[Item] = []
+        for part in parts:
+            kept = self._load(f"{_short(file)}-part{part}", "items")
+            if kept is None or [i.id for i in kept] != ids[part * PART_ITEMS:(part + 1) * PART_ITEMS]:
+                expanded = self._expanded(file, registry, limits)  # a part lost or not of these ids: all again
+                return expanded if wanted is None else [i for i in expanded if wanted(i.id)]
+            found.extend(kept)
+        return found
 
     def ids(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[str]:
         """The ids of ``file``'s items, kept apart from the items: a run that selects one item by
-        its id (a pasted repro line) decodes only the file that holds it."""
-        return self._cached(f"{_short(file)}-ids", lambda: [i.id for i in self.items(file, registry, limits)], "ids")
+        its id (a pasted repro line) decodes only the part of the file that holds it."""
+        kept = self._load(f"{_short(file)}-ids", "ids")
+        return kept if kept is not None else [i.id for i in self._expanded(file, registry, limits)]
+
+    def _expanded(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[Item]:
+        """``file`` expanded, and stored: its ids, and its items in parts of PART_ITEMS."""
+        items = expand_file(file, registry, limits)
+        with contextlib.suppress(OSError):  # an earlier key's parts, which the names below may not all replace
+            for stale in self.directory.glob(f"*-{_short(file)}-part*.json"):
+                if not stale.name.startswith(f"{self.digest}-"):
+                    stale.unlink(missing_ok=True)
+        for start in range(0, len(items), PART_ITEMS):
+            self._store(f"{_short(file)}-part{start // PART_ITEMS}", items[start:start + PART_ITEMS])
+        self._store(f"{_short(file)}-ids", [i.id for i in items])
+        return items
 
     def values(self, seed: int) -> ItemValues:
         """What items compute when they run at ``seed`` (see ItemValues), kept beside them."""
@@ -212,19 +238,23 @@ class ExpansionCache:
         return ItemValues(self.directory, key, seed, self.key)
 
     def _cached(self, name: str, compute: Callable[[], T], kind: str) -> T:
-        """``compute()``, or what an earlier run stored of it. Whatever stands in the cache's
+        """``compute()``, or what an earlier run stored of it."""
+        value = self._load(name, kind)
+        if value is None:
+            value = compute()
+            self._store(name, value)
+        return value
+
+    def _load(self, name: str, kind: str) -> Any:
+        """What an earlier run stored under ``name``, or None. Whatever stands in the cache's
         place (a planted file, a directory, a FIFO, a link to /dev/zero, a read-only or missing
-        directory) means computing again, never fewer items or an error."""
+        directory) is None, which means computing again, never fewer items or an error."""
         entry = self.directory / f"{self.digest}-{name}.json"
         try:
             value = codec.loads(unseal(self.key, entry.name, read_regular(entry, MAX_ENTRY_BYTES, follow_links=False)))
-            if _is_a(value, kind):
-                return value
         except (ReadRefused, ValueError):  # CacheCorrupt is a ValueError
-            pass
-        value = compute()
-        self._store(name, value)
-        return value
+            return None
+        return value if _is_a(value, kind) else None
 
     def _store(self, name: str, value: object) -> None:
         try:

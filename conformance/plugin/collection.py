@@ -89,12 +89,14 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Su
         part, exact = state.name_part, state.exact_ids
         if (part or exact) and state.expansions:  # -k <id>, --conformance-id: a file without the item is not expanded
             ids = state.expansions.ids(self.path, suite.registry, state.limits)
-            if exact and not any(i in exact or f"{i}{n}" in exact for i in ids for n in names):
+            if not any(_named(i, names, part, exact) for i in ids):
                 return
-            if part and not any(part in f"{i}{n}".lower() for i in ids for n in names):
-                return
-        expanded = state.expansions.items if state.expansions else expand_file
-        for item in expanded(self.path, suite.registry, state.limits):
+        if state.expansions is None:
+            expanded = expand_file(self.path, suite.registry, state.limits)
+        else:
+            wanted = (lambda i: _named(i, names, part, exact)) if part or exact else None
+            expanded = state.expansions.items(self.path, suite.registry, state.limits, wanted)
+        for item in expanded:
             if item.id in suite.seen:
                 raise item.case.error((), f"item id {item.id} is also produced by {suite.seen[item.id]}")
             suite.seen[item.id] = self.path
@@ -111,6 +113,13 @@ class CaseFile(CaseErrorsInOneLine, pytest.File):  # type: ignore[misc]  # as Su
                 # on the cache's side only, and --lf/--ff would find no previous failure.
                 yield ConformanceItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", item=item,
                                                   target=target)
+
+
+def _named(item_id: str, names: list[str], part: str | None, exact) -> bool:
+    """The item is one that ``-k <id>`` (``part``) and ``--conformance-id`` (``exact``) ask for,
+    under one of its backends' ``names``."""
+    return any((not exact or item_id in exact or f"{item_id}{n}" in exact)
+               and (not part or part in f"{item_id}{n}".lower()) for n in names)
 
 
 class ConformanceFailure(Exception):
