@@ -36,18 +36,37 @@ from .report.expectations_draft import draft_expectations
 from .report.html import render_html
 from .docgen.registry_page import render
 from .report.results import ResultsError, load, render_markdown
-from .report.writer import HTML_FILE, MARKDOWN_FILE, write_atomically
+from .atomic import write_atomically
+from .report.writer import HTML_FILE, MARKDOWN_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        _check_outputs(args)
+        return _command(args)
+    except (ResultsError, OutputError) as e:  # a usage or input error, told apart from a regression (exit 1)
+        print(f"conformance {args.command}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a write that fails midway (a full disk): one line, never a regression's exit code
+        print(f"conformance {args.command}: cannot write {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"conformance {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_report_commands(commands)
+    _add_tool_commands(commands)
+    return parser
 
-    registry = commands.add_parser("registry", help="render the ambiguity registry as Markdown")
-    registry.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
-    registry.add_argument("--output", type=Path, help="write here instead of standard output")
 
+def _add_report_commands(commands) -> None:
+    """The commands that read runs: report, compare, expectations, scoreboard."""
     report = commands.add_parser("report", help="render results.json files as one HTML report and Markdown summary")
     report.add_argument("results", type=Path, nargs="+", help="results.json files (one per backend, or any)")
     report.add_argument("-o", "--output", type=Path, required=True, help="directory for report.html and summary.md")
@@ -56,6 +75,30 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
     diff.add_argument("--markdown", type=Path, help="also write the comparison here")
+
+    board = commands.add_parser("scoreboard", help="the scoreboard (index.html, scoreboard.json) of runs of several releases")
+    board.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json|CELL_DIR",
+                       help="runs' results.json, or a sweep's cell directories (a cell that did not run is listed as such)")
+    board.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
+    board.add_argument("--history", type=Path, default=None, metavar="FILE",
+                       help="append the runs' outcome counts to FILE (JSON lines) and plot the nightlies")
+    board.add_argument("--expectations", type=Path, default=None, metavar="DIR",
+                       help="expectations files whose reasons and links the causes' examples take")
+    drafted = commands.add_parser("expectations", help="draft an expectations file from a run's results.json")
+    drafted.add_argument("results", type=Path)
+    drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
+    drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
+    drafted.add_argument("--into", type=Path, metavar="DIR",
+                         help="write DIR/<name>.yaml, the file a run with --expectations DIR reads for this backend "
+                              "(a module:Class backend's is its class name)")
+
+
+def _add_tool_commands(commands) -> None:
+    """The commands that run or write things: registry, backends, setup, export, lock, coverage, fuzz,
+    repro, sweep."""
+    registry = commands.add_parser("registry", help="render the ambiguity registry as Markdown")
+    registry.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
+    registry.add_argument("--output", type=Path, help="write here instead of standard output")
 
     available = commands.add_parser("backends", help="list the registered backends and whether they load here")
     available.add_argument("--names", action="store_true", help="print only the names that load, comma-separated")
@@ -69,42 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     exported.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     exported.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
 
-    drafted = commands.add_parser("expectations", help="draft an expectations file from a run's results.json")
-    drafted.add_argument("results", type=Path)
-    drafted.add_argument("--backend", help="whose expectations (default: the run's only backend)")
-    drafted.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
-    drafted.add_argument("--into", type=Path, metavar="DIR",
-                         help="write DIR/<name>.yaml, the file a run with --expectations DIR reads for this backend "
-                              "(a module:Class backend's is its class name)")
-
     _add_lock_command(commands)
     covered = commands.add_parser("coverage", help="behaviour classes crossed with path selectors, as Markdown")
     covered.add_argument("--cases", type=Path, default=bundled_case_dir(), help="case directory (default: bundled)")
     fuzz_command.add_parser(commands)
     repro.add_parser(commands)
     sweep_command.add_parsers(commands)
-    board = commands.add_parser("scoreboard", help="the scoreboard (index.html, scoreboard.json) of runs of several releases")
-    board.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json|CELL_DIR",
-                       help="runs' results.json, or a sweep's cell directories (a cell that did not run is listed as such)")
-    board.add_argument("-o", "--output", type=Path, required=True, help="directory to write into")
-    board.add_argument("--history", type=Path, default=None, metavar="FILE",
-                       help="append the runs' outcome counts to FILE (JSON lines) and plot the nightlies")
-    board.add_argument("--expectations", type=Path, default=None, metavar="DIR",
-                       help="expectations files whose reasons and links the causes' examples take")
-
-    args = parser.parse_args(argv)
-    try:
-        _check_outputs(args)
-        return _command(args)
-    except (ResultsError, OutputError) as e:  # a usage or input error, told apart from a regression (exit 1)
-        print(f"conformance {args.command}: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:  # a write that fails midway (a full disk): one line, never a regression's exit code
-        print(f"conformance {args.command}: cannot write {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"conformance {args.command}: interrupted", file=sys.stderr)
-        return 130
 
 
 class OutputError(ValueError):
@@ -160,17 +173,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "expectations":
         return _draft(args.results, args.backend, args.output, args.into)
     if args.command == "export":
-        try:
-            counts, errors = export(args.cases, args.target, args.seed)
-        except CaseError as e:  # the registry
-            print(e, file=sys.stderr)
-            return 2
-        for error in errors:
-            print(error, file=sys.stderr)
-        print(f"wrote {sum(counts.values())} tests to {args.target}: "
-              + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json"
-              + (f"; {len(errors)} malformed case files left out (above)" if errors else ""))
-        return 1 if errors else 0
+        return _export(args.cases, args.target, args.seed)
     if args.command == "backends":
         return _backends(args.names)
     if args.command == "setup":
@@ -184,13 +187,21 @@ def _command(args: argparse.Namespace) -> int:
             sys.stdout.write(page)
         return 0
     if args.command == "report":
-        if len({path.resolve() for path in args.results}) < len(args.results):  # its items would count twice
-            raise ResultsError("a results file is named twice: name each run once")
-        document = load(args.results)
-        write_atomically(args.output / HTML_FILE, render_html(document))
-        write_atomically(args.output / MARKDOWN_FILE, render_markdown(document))
-        print(f"wrote {args.output / HTML_FILE} and {args.output / MARKDOWN_FILE}")
-        return 0
+        return _report(args.results, args.output)
+    return _compare(args)
+
+
+def _report(results: list[Path], output: Path) -> int:
+    if len({path.resolve() for path in results}) < len(results):  # its items would count twice
+        raise ResultsError("a results file is named twice: name each run once")
+    document = load(results)
+    write_atomically(output / HTML_FILE, render_html(document))
+    write_atomically(output / MARKDOWN_FILE, render_markdown(document))
+    print(f"wrote {output / HTML_FILE} and {output / MARKDOWN_FILE}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
     old, new = load([args.old]), load([args.new])
     comparison = compare_runs(old, new)
     if comparison.compared == 0:  # "0 items in both runs" and exit 0 would read as no regression
@@ -202,6 +213,20 @@ def _command(args: argparse.Namespace) -> int:
         write_atomically(args.markdown, text)
     sys.stdout.write(text)
     return 1 if comparison.regressions else 0
+
+
+def _export(cases: Path, target: Path, seed: int) -> int:
+    try:
+        counts, errors = export(cases, target, seed)
+    except CaseError as e:  # the registry
+        print(e, file=sys.stderr)
+        return 2
+    for error in errors:
+        print(error, file=sys.stderr)
+    print(f"wrote {sum(counts.values())} tests to {target}: "
+          + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + "; see manifest.json"
+          + (f"; {len(errors)} malformed case files left out (above)" if errors else ""))
+    return 1 if errors else 0
 
 
 def _add_lock_command(commands) -> None:

@@ -30,7 +30,7 @@ from .expand.items import Item, expand
 from .judge.ambiguities import detected
 from .judge.verdict import expected_outputs
 from .load.cases import Ambiguity, CaseError, case_files, load_case_file, load_registry
-from .report.writer import write_atomically
+from .atomic import write_atomically
 from .semantics import node_axes
 
 

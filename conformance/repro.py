@@ -29,7 +29,7 @@ from .load.cases import Ambiguity, CaseError, bundled_case_dir, load_registry
 from .load.limits import DEFAULT_LIMITS
 from .report.record import ItemRecord, RunDocument, seen_line, twin_seen_line
 from .report.results import ResultsError, load
-from .report.writer import write_atomically
+from .atomic import write_atomically
 from .scripts.items import ReproError, find_item
 from .scripts.standalone import item_script
 

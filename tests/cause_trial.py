@@ -16,7 +16,7 @@ from functools import cache
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.outcomes import FAILING_WORDS
-from conformance.report.results import failure_clusters
+from conformance.report.causes import failure_clusters
 from conformance.report.record import item_record
 from tests.bundled import bundled_items, bundled_registry
 from tests.mutants import MUTANTS, Mutant

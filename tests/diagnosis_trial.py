@@ -28,7 +28,8 @@ from unittest import mock
 from conformance.judge.expectations import load_expectations
 from conformance.outcomes import FAILING_WORDS
 from conformance.report import results
-from conformance.report.results import failure_clusters, read_results
+from conformance.report.results import read_results
+from conformance.report.causes import failure_clusters
 
 
 def causes_of(attributed: str | list[str]) -> frozenset[str]:

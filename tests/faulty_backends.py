@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from conformance.backends import Unsupported
-from conformance.judge.defects import truncated_sizes as truncated_output_sizes
+from conformance.judge.analysis.models.geometry import truncated_sizes as truncated_output_sizes
 from reference_backend import ReferenceBackend
 
 
@@ -587,9 +587,9 @@ class ChecksOnlyDeclaredShapes(Faulty):
 
 class DividesWithTruncation(Faulty):
     """Computes ai.onnx MaxPool's output sizes with truncating integer division
-    (conformance.judge.defects.truncated_sizes, the defect model output_size_truncated): where a numerator is negative and not a multiple of the
-    stride, it pools one window more than the printed floor or ceil, over the whole padded axis.
-    Right wherever its sizes agree with the documents'."""
+    (conformance.judge.analysis.models.geometry.truncated_sizes, the defect model
+    output_size_truncated): where a numerator is negative and not a multiple of the stride, it
+    pools one window more than the printed floor or ceil, over the whole padded axis. Right wherever its sizes agree with the documents'."""
 
     def run(self, model, inputs):
         node = model.graph.node[0]

@@ -1,5 +1,5 @@
 """Deliberately broken variants of the reference backend, each a bug real runtimes have had or
-could plausibly have: every defect model of the product's library (conformance/judge/defects.py,
+could plausibly have: every defect model of the product's library (conformance/judge/analysis/models/,
 the models a failed item is diagnosed with), the refusals and acceptances no output can show, and
 the reference following a reading of a question the documents settle (``resolved`` in the
 registry): another reading of such a question is a wrong answer. The suite's expectations come
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.judge.defects import DEFECTS, pooled, variant
+from conformance.judge.analysis.catalogue import DEFECTS
+from conformance.judge.analysis.models.kit import pooled, variant
 from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.semantics import QUESTIONS
 from reference_backend import ReferenceBackend

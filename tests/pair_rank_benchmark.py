@@ -1,5 +1,5 @@
 """Where, in diagnosis's ranked list of pairs, the first pair that reproduces a two-bug item sits:
-the figure behind ``PAIR_LIMIT`` (conformance/judge/diagnosis.py). Ten pairs of defect models, each
+the figure behind ``PAIR_LIMIT`` (conformance/judge/analysis/diagnosis.py). Ten pairs of defect models, each
 run as a backend on up to 40 items it applies to (of the first 1,500 of the round-robin order),
 with the limit lifted and the pairs diagnosis runs counted.
 
@@ -12,9 +12,10 @@ import time
 
 import numpy as np
 
-from conformance.judge import diagnosis
-from conformance.judge.defects import BY_NAME, DEFECTS, stacked as real
-from conformance.judge.diagnosis import SEPARATOR, facts
+from conformance.judge.analysis import diagnosis
+from conformance.judge.analysis.catalogue import BY_NAME, DEFECTS
+from conformance.judge.analysis.models.kit import stacked as real
+from conformance.judge.analysis.diagnosis import SEPARATOR, facts
 from conformance.judge.verdict import Outcome, evaluate
 from tests.meta.test_mutants import REGISTRY, items_round_robin
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.report.results import failure_clusters
+from conformance.report.causes import failure_clusters
 
 
 def _record(n: int, rank: int, stride: int, padding: str, outcome: str, message: str = "") -> dict:

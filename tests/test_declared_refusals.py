@@ -96,7 +96,7 @@ def test_a_twin_that_fails_undeclared_makes_its_items_failures_never_unsupported
 
 @pytest.mark.parametrize("backend", sorted(UNDECLARED))
 def test_the_report_names_the_minimal_valid_model_in_one_line(run, backend):
-    from conformance.report.results import failure_clusters
+    from conformance.report.causes import failure_clusters
 
     _, _, document = run
     _, words = UNDECLARED[backend]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import atomic
 from conformance.plugin import PACKAGE_DIR
 from conformance.report import writer as report
 from conformance.report.writer import ReportDirectory, ReportError, Results, write_reports
@@ -94,18 +95,18 @@ def test_a_write_that_fails_midway_removes_its_temporary_file(tmp_path, monkeypa
     directory = ReportDirectory.claim(tmp_path / "out")
     results = Results({"backends": []}, directory)
     results.write(partial=True)
-    real = report.tempfile.NamedTemporaryFile
+    real = open
 
     def filling(*args, **kwargs):
         handle = real(*args, **kwargs)
 
-        def write(text):
+        def write(data):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
         handle.write = write
         return handle
 
-    monkeypatch.setattr(report.tempfile, "NamedTemporaryFile", filling)
+    monkeypatch.setattr(atomic, "open", filling, raising=False)  # the module's own name, not the builtin
     with pytest.raises(ReportError, match=r"^cannot write .*results.json: No space left on device$"):
         write_reports(results, partial=False, interrupted=False)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.journal.jsonl", "results.json"]
@@ -136,13 +137,13 @@ def test_a_report_clusters_its_failures_once(tmp_path, monkeypatch):
     """The HTML, the Markdown and the repro scripts show one set of lines: clustered once, not once
     per renderer (a run of thousands of failures paid for it three times)."""
     from conformance.backends import load_backend
-    from conformance.report import html, results as results_model
+    from conformance.report import causes, html, results as results_model
 
     calls = []
-    real = results_model.failure_clusters
+    real = causes.failure_clusters
     counting = lambda items: calls.append(len(items)) or real(items)  # noqa: E731 - a spy
-    monkeypatch.setattr(results_model, "failure_clusters", counting)
-    monkeypatch.setattr(html, "failure_clusters", counting)
+    for module in (causes, results_model, html):
+        monkeypatch.setattr(module, "failure_clusters", counting)
     directory = ReportDirectory.claim(tmp_path / "out")
     backend = load_backend("reference")
     results = Results(report.environment([(backend, backend)], 0, PACKAGE_DIR / "cases"), directory)

@@ -190,9 +190,9 @@ def test_diagnosis_has_a_switch_and_a_budget_whose_cut_the_report_states(item_fo
     """--conformance-diagnosis-budget 0 turns diagnosis off; past its budget a failure is judged as
     ever but left undiagnosed, and the record and the report say so."""
     from conformance.backends import load_backend
-    from conformance.judge import diagnosis
+    from conformance.judge.analysis import diagnosis
     from conformance.judge.verdict import evaluate
-    from conformance.report.results import undiagnosed_line
+    from conformance.report.causes import undiagnosed_line
     from tests.bundled import bundled_registry
 
     backend = load_backend("tests.faulty_backends:SeedsFloat32AtLowestFinite")

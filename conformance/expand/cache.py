@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from ..atomic import write_atomically
 from ..load.cases import Ambiguity, bundled_case_dir, load_case_file, load_registry
 from ..load.limits import Limits, ReadRefused, read_regular
 from ..load.user_dirs import APP, base_directory, own_directory
@@ -261,7 +262,7 @@ class ExpansionCache:
             for stale in self.directory.glob(f"*-{name}.json"):  # the same thing under older keys
                 stale.unlink(missing_ok=True)
             entry = self.directory / f"{self.digest}-{name}.json"
-            _write_new(self.directory, entry, seal(self.key, entry.name, codec.dumps(value)))
+            write_atomically(entry, seal(self.key, entry.name, codec.dumps(value)), private=True)
         except OSError:  # an unwritable cache costs the next run its start, nothing else
             pass
 
@@ -310,8 +311,8 @@ class ItemValues:
                         stale.unlink(missing_ok=True)
                 if stored or computed:
                     name = f"{self._prefix(file)}{os.getpid()}-{time.monotonic_ns()}.json"
-                    _write_new(self.directory, self.directory / name,
-                               seal(self.secret, self._prefix(file), _fragment({**stored, **computed})))
+                    write_atomically(self.directory / name, seal(self.secret, self._prefix(file),
+                                                                 _fragment({**stored, **computed})), private=True)
                 for fragment in fragments:
                     fragment.unlink(missing_ok=True)
             except OSError:  # an unwritable cache costs the next run the time to compute them again
@@ -365,19 +366,6 @@ def _entries(data: bytes) -> dict[str, bytes]:
             raise ValueError("not a fragment")
         texts[item_id] = body[place[0]:place[1]]
     return texts
-
-
-def _write_new(directory: Path, entry: Path, data: bytes) -> None:
-    """``data`` as ``entry``, whole or not at all: xdist workers write side by side, each a new
-    file of its own (never one planted at a name known in advance), then renamed over the entry."""
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=entry.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.replace(temporary, entry)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _is_a(value: object, kind: str) -> bool:

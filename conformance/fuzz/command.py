@@ -22,7 +22,8 @@ from typing import Any, Callable
 from ..backends import BackendNotFound, load_backend
 from ..backends.isolation.runner import started
 from ..load.cases import bundled_case_dir, load_registry
-from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment, write_atomically
+from ..atomic import write_atomically
+from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment
 from ..report.record import Environment
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import run_document, write_cases, write_repros

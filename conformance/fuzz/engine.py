@@ -57,7 +57,7 @@ class Signature:
 
     def describe(self) -> str:
         if self.kind.startswith(DIAGNOSED):
-            from ..judge.diagnosis import titles
+            from ..judge.analysis.diagnosis import titles
 
             name = self.kind.removeprefix(DIAGNOSED)
             return f"{self.op}: {self.outcome}, reproduced exactly by a defect model: {titles([name])[0]} ({name})"
@@ -202,7 +202,7 @@ DIAGNOSED = "diagnosed: "
 def _model_order(name: str) -> tuple[int, str]:
     """Single models before readings and pairs, in the library's order: the same choice for every
     configuration one bug hits."""
-    from ..judge.defects import DEFECTS
+    from ..judge.analysis.catalogue import DEFECTS
 
     order = {d.name: i for i, d in enumerate(DEFECTS)}
     return (order.get(name, len(order)), name)

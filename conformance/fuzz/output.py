@@ -13,7 +13,7 @@ import yaml
 from ..expand.items import qualified_op
 from ..scripts.standalone import standalone_script
 from ..report.record import ItemRecord, json_safe, with_verdict
-from ..report.writer import write_atomically
+from ..atomic import write_atomically
 from .cases import file_document, materialize
 from .engine import Cluster, FuzzRun
 

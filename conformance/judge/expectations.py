@@ -27,8 +27,8 @@ from typing import Any, Iterable, Mapping
 
 from ..load.cases import read_yaml
 from ..outcomes import Outcome
-from .defects import BY_NAME
-from .diagnosis import AT, SEPARATOR
+from .analysis.catalogue import BY_NAME
+from .analysis.diagnosis import AT, SEPARATOR
 from .verdict import Verdict
 
 

@@ -14,7 +14,6 @@ error, never the backend's).
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from reference_backend.naive import (naive_activation, naive_max_pool, naive_max
                                      naive_openvino_max_pool)
 
 from ..expand.items import Item, load_items, stored
+from ..atomic import write_atomically
 from ..load.cases import bundled_case_dir
 from .compare import same_bits
 from ..load.limits import ReadRefused, read_state_text
@@ -68,11 +68,7 @@ def write_lock(path: Path, lines: dict[str, str]) -> None:
     header = ("# Derived expectations of the bundled cases at seed 0, frozen: `conformance lock --update`\n"
               "# rewrites this file (see conformance/judge/lock.py); do not edit.\n")
     text = header + "".join(f"{key}\t{lines[key]}\n" for key in sorted(lines))
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)  # never written through a link planted at that name
-    with open(temporary, "x", encoding="utf-8") as file:
-        file.write(text)
-    os.replace(temporary, path)  # a reader sees the old lock or the new one, never half
+    write_atomically(path, text)  # a reader sees the old lock or the new one, never half
 
 
 @dataclass

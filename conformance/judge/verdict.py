@@ -22,11 +22,11 @@ from ..semantics import OPENVINO_DOMAIN, Readings
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinFailed, failed_twin, first_line, run_on_copies
-from .diagnosis import SEPARATOR, diagnose
+from .analysis.diagnosis import SEPARATOR, diagnose
 from .compare import (Mismatch, compare, first_positions, matches, position_text, positions_ok,
                       reduced_positions_ok, same_bits, shown_value)
-from .retyping import Retyped, factored
-from .where import differences_lie
+from .analysis.retyping import Retyped, factored
+from .analysis.where import differences_lie
 from .oracle import SuiteError, consult, derive
 
 UNDIAGNOSED = "the diagnosis budget of the run was spent (--conformance-diagnosis-budget)"
@@ -48,13 +48,13 @@ class Verdict:
     # on the minimal valid model: the item's line is the twin's)
     twin: TwinFailed | None = None
     flaky: bool = False  # a crash that some rerun of the item did not meet (--conformance-rerun-crashes)
-    # fail: the defect models that reproduce the backend's outputs exactly (judge/diagnosis.py)
+    # fail: the defect models that reproduce the backend's outputs exactly (judge/analysis/diagnosis.py)
     diagnosis: list[str] = field(default_factory=list)
-    # fail, undiagnosed: the class of input window every wrong element's shares (judge/where.py)
+    # fail, undiagnosed: the class of input window every wrong element's shares (judge/analysis/where.py)
     where: str | None = None
     undiagnosed: str | None = None  # fail: why no diagnosis was tried (the run's diagnosis budget spent)
     # fail: the outputs answered in another element type whose values survive the cast back, each
-    # a cause of its own beside the values' (judge/retyping.py)
+    # a cause of its own beside the values' (judge/analysis/retyping.py)
     retyped: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -101,7 +101,7 @@ def evaluate(item: Item, backend: Backend, seed: int, registry: dict[str, Ambigu
         return Verdict(Outcome.ERROR, f"returned garbage: {problem}", problem, ambiguities)
 
     # a wrong element type whose values survive the cast back is a cause of its own: the values
-    # are judged as if the type were right, and the verdict then carries both (judge/retyping.py)
+    # are judged as if the type were right, and the verdict then carries both (judge/analysis/retyping.py)
     names, wanted = [o.name for o in item.outputs], [expected[o.name] for o in item.outputs]
     actual, retyped = factored(names, wanted, actual)
     verdict = _judged_values(item, oracle, inputs, actual, registry,

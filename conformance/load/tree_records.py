@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..atomic import write_atomically
 from .limits import ReadRefused, read_regular
 
 MAX_RECORD_BYTES = 64 << 20  # a sweep environment with a runtime holds some 20,000 files: a few MB
@@ -47,11 +48,7 @@ def record(root: Path, path: Path) -> None:
     """The tree at ``root`` as it is now, written whole to ``path`` (its directory made, mode 0700)."""
     files = {name: [*identity(info), content(root / name, info)] for name, info in sorted(files_under(root).items())}
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)
-    with open(temporary, "x", encoding="utf-8") as file:
-        json.dump({"root": str(root), "files": files}, file)
-    os.replace(temporary, path)
+    write_atomically(path, json.dumps({"root": str(root), "files": files}), private=True)
 
 
 def difference(root: Path, path: Path) -> str | None:

@@ -20,7 +20,7 @@ from ..backends.isolation.runner import IsolatedBackend
 from ..expand.cache import expand_file, expansion_cache
 from ..expand.items import Item
 from ..judge.expectations import Expectations, load_expectations, load_skips
-from ..judge import diagnosis
+from ..judge.analysis import diagnosis
 from ..judge.lock import Lock, lock_path
 from ..judge.oracle import ScriptValues, script_values
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
@@ -117,16 +117,7 @@ class SuiteSession:
         expectations = config.getoption("expectations")
         if expectations is not None and not expectations.exists():
             raise pytest.UsageError(f"--expectations {expectations}: no such file or directory")
-        self.item_ids: set[str] = set()  # every item the case files produce, selected or not
-        keyword = config.getoption("keyword") or ""
-        if "@" in keyword:  # pytest's -k grammar has no "@": said before the whole suite is built, not after
-            raise pytest.UsageError(f"-k {keyword[:80]!r}: pytest's -k cannot hold '@'; for one backend's item, "
-                                    "give --conformance-id 'ID@backend'")
-        self.name_part = name_part_of(keyword)
-        self.exact_ids = exact_ids(config.getoption("conformance_id"))
-        self.shard = shard_of(config.getoption("conformance_shard"))
-        self.sample: set[str] | None = None  # --conformance-sample: the covering subset's ids, once computed
-        self.rerun_crashes = reruns_of(config.getoption("conformance_rerun_crashes"))
+        self._select(config)
         budget = config.getoption("conformance_diagnosis_budget")
         if not 0 <= budget < float("inf"):
             raise pytest.UsageError(f"--conformance-diagnosis-budget {budget}: give seconds, 0 or more (0: no diagnosis)")
@@ -153,14 +144,34 @@ class SuiteSession:
         # and the items' models, inputs and the reference's answers at this seed (judge.oracle)
         self.values = self.expansions.values(self.seed) if self.expansions else None
         self.expanded: dict[Path, list[Item]] = {}  # the case files items_of() expanded for the report
-        report_dir = config.getoption("report")
-        self.report_dir: Any = report_dir if not hasattr(config, "workerinput") else None  # a Path, on the controller
-        # Claimed and written before the first item: a bad path is a usage error, and a run
-        # stopped at any moment from here on leaves a report (never an older run's).
-        self.directory = None
         self.fuzz_runs: list[dict] = []  # --conformance-fuzz: each run as results.json keeps it
         if config.getoption("conformance_fuzz") is not None and config.getoption("conformance_fuzz") < 1:
             raise pytest.UsageError("--conformance-fuzz: the budget must be at least 1")
+        self._claim_report(config)
+        # The bundled cases at the default seed: each derived expectation must be as locked.
+        bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
+        self.lock = Lock(lock_path()) if bundled else None
+        self.pending: dict[str, str] = {}  # node id -> its record as JSON, from setup until the call's report
+
+    def _select(self, config: pytest.Config) -> None:
+        """Which items run: -k's id part, --conformance-id, the shard, the sample, and the reruns of crashes."""
+        self.item_ids: set[str] = set()  # every item the case files produce, selected or not
+        keyword = config.getoption("keyword") or ""
+        if "@" in keyword:  # pytest's -k grammar has no "@": said before the whole suite is built, not after
+            raise pytest.UsageError(f"-k {keyword[:80]!r}: pytest's -k cannot hold '@'; for one backend's item, "
+                                    "give --conformance-id 'ID@backend'")
+        self.name_part = name_part_of(keyword)
+        self.exact_ids = exact_ids(config.getoption("conformance_id"))
+        self.shard = shard_of(config.getoption("conformance_shard"))
+        self.sample: set[str] | None = None  # --conformance-sample: the covering subset's ids, once computed
+        self.rerun_crashes = reruns_of(config.getoption("conformance_rerun_crashes"))
+
+    def _claim_report(self, config: pytest.Config) -> None:
+        """The report's directory, claimed and written before the first item: a bad path is a usage
+        error, and a run stopped at any moment from here on leaves a report (never an older run's)."""
+        report_dir = config.getoption("report")
+        self.report_dir: Any = report_dir if not hasattr(config, "workerinput") else None  # a Path, on the controller
+        self.directory = None
         try:
             if self.report_dir is not None:
                 self.directory = ReportDirectory.claim(self.report_dir)
@@ -171,10 +182,6 @@ class SuiteSession:
             if self.directory is not None:
                 self.directory.release()
             raise pytest.UsageError(f"--report {report_dir}: {e}") from None
-        # The bundled cases at the default seed: each derived expectation must be as locked.
-        bundled = self.case_dir == bundled_case_dir().resolve() and self.seed == DEFAULT_SEED
-        self.lock = Lock(lock_path()) if bundled else None
-        self.pending: dict[str, str] = {}  # node id -> its record as JSON, from setup until the call's report
 
     def _target(self, spec: str) -> BackendUnderTest:
         config = self.config

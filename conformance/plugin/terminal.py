@@ -9,7 +9,8 @@ import pytest
 
 from ..judge.expectations import Expectations, file_names
 from ..outcomes import Outcome
-from ..report.results import cannot_run_lines, failed_twin_lines, undiagnosed_line
+from ..report.results import cannot_run_lines
+from ..report.causes import failed_twin_lines, undiagnosed_line
 from ..report.writer import header_lines
 from .session import SuiteSession, report_record
 

@@ -11,9 +11,10 @@ import yaml
 
 from ..judge.verdict import first_line
 from ..outcomes import BACKEND_FAILURES, Outcome
-from ..judge.diagnosis import titles
+from ..judge.analysis.diagnosis import titles
 from .record import ItemRecord, RunDocument
-from .results import failure_clusters, line_diagnoses, shorten, without_readings
+from .results import shorten
+from .causes import failure_clusters, line_diagnoses, without_readings
 
 
 def draft_expectations(document: RunDocument, backend: str) -> str:

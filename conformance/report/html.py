@@ -10,8 +10,8 @@ from typing import Any
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_html
 from .record import ItemRecord, RunDocument
-from .results import (Cluster, backends, case_class, disagreements, divergences, errata,
-                      failure_clusters, failing_items, matrix, opset_regressions, shorten, totals, cannot_run, undiagnosed_line)
+from .results import backends, case_class, disagreements, divergences, errata, matrix, opset_regressions, shorten, totals, cannot_run
+from .causes import Cluster, failure_clusters, failing_items, undiagnosed_line
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's

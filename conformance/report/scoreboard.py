@@ -25,9 +25,10 @@ from ..load.cases import inert
 from ..load.limits import ReadRefused, read_regular
 from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
 from .record import BackendRecord, ItemRecord, RunDocument
-from .results import MAX_RESULTS_BYTES, ResultsError, failure_clusters, read_results, shorten
+from .results import MAX_RESULTS_BYTES, ResultsError, read_results, shorten
+from .causes import failure_clusters
 from .html import STYLE
-from .writer import write_atomically
+from ..atomic import write_atomically
 
 MAX_HISTORY_BYTES = 16 * 1024 * 1024
 WRONG = {o.value for o in BACKEND_FAILURES}

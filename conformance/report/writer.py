@@ -10,7 +10,6 @@ import os
 import platform
 import re
 import shlex
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -20,12 +19,13 @@ import onnx
 
 from ..backends import Backend
 from ..expand.items import Item
+from ..atomic import write_atomically
 from ..judge.oracle import ScriptValues
 from .journal import JOURNAL_FILE, document_of
 from .record import SCHEMA_VERSION, BackendRecord, Environment, ItemRecord, RunDocument
 
 if TYPE_CHECKING:  # the results model is imported where a report is written, not by every run's start
-    from .results import Cluster
+    from .causes import Cluster
 
 RESULTS_FILE = "results.json"
 FUZZ_RUN = "conformance-fuzz-run"  # the user property that carries a fuzz run from a worker to the report
@@ -189,7 +189,8 @@ def write_reports(results: Results, partial: bool, interrupted: bool,
     inputs and expected outputs from the run's oracle (none: no scripts), and ``items_of``: a case
     file's items where the run has them at hand (its expansion cache)."""
     from .html import render_html
-    from .results import failure_clusters, render_markdown
+    from .results import render_markdown
+    from .causes import failure_clusters
 
     document = results.document(partial, interrupted)
     directory = results.directory
@@ -217,7 +218,7 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
     from ..scripts.standalone import item_script
     from .html import SHOWN_CLUSTERS
     from .record import seen_line, twin_seen_line
-    from .results import failure_clusters
+    from .causes import failure_clusters
 
     if not document["environment"].get("cases"):  # a document of no case directory: nothing to rebuild
         return
@@ -260,23 +261,6 @@ def _write_report(target: Path, text: str) -> Path:
         return write_atomically(target, text)
     except OSError as e:
         raise ReportError(f"cannot write {target}: {e.strerror or e}") from None
-
-
-def write_atomically(target: Path, text: str) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, suffix=".tmp")
-    try:
-        with handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; a report is not
-        os.replace(handle.name, target)
-    except BaseException:  # a full disk, say: no stray temporary file
-        with contextlib.suppress(OSError):
-            os.unlink(handle.name)
-        raise
-    return target
 
 
 def numpy_scalars(value: Any) -> Any:

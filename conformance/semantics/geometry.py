@@ -105,40 +105,44 @@ def pool_axes(
     if auto_pad not in AUTO_PADS:
         raise GeometryError(f"auto_pad {auto_pad!r} is not one of {', '.join(AUTO_PADS)}")
 
-    axes = []
-    for i in range(rank):
-        size, k, s, d = spatial_shape[i], kernel_shape[i], strides[i], dilations[i]
-        if k < 1 or s < 1 or d < 1:
-            raise GeometryError("kernel_shape, strides and dilations must be positive")
-        extent = (k - 1) * d + 1
-        if auto_pad == "NOTSET":
-            begin, end = explicit_pads[i], explicit_pads[i + rank]
-            if begin < 0 or end < 0:
-                raise GeometryError("pads must be non-negative")
-            out = _explicit_size(size + begin + end - extent, s, ceil_mode)
-            if (ceil_mode and out > 0 and (out - 1) * s >= size + begin
-                    and readings["ceil-window-starts-in-padding"] == "drop-window-starting-past-input"):
-                out -= 1
-        elif auto_pad == "VALID":
-            begin = end = 0
-            out = -(-(size - extent + 1) // s)
-            if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
-                out = _explicit_size(size - extent, s, ceil_mode)
-        else:
-            begin, end, out = _onnx_same(i, size, s, extent, auto_pad == "SAME_UPPER", readings)
-            if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
-                out = _explicit_size(size + begin + end - extent, s, ceil_mode)
-        if out < 0:
-            if readings["negative-output-size"] == REJECTED:
-                raise GeometryError(
-                    f"spatial axis {i}: the kernel extent {extent} exceeds the padded input "
-                    f"({size} + pads); the output size would be {out}"
-                )
-            out = 0
-        axes.append(Axis(size, k, s, d, begin, end, out))
+    axes = [_onnx_axis(i, spatial_shape[i], kernel_shape[i], strides[i], dilations[i],
+                       (explicit_pads[i], explicit_pads[i + rank]), auto_pad, ceil_mode, readings) for i in range(rank)]
     if readings["window-in-padding-only"] == REJECTED and has_empty_window(axes):
         raise GeometryError("a window holds padding only")
     return tuple(axes)
+
+
+def _onnx_axis(i: int, size: int, k: int, s: int, d: int, explicit_pads: tuple[int, int], auto_pad: str,
+               ceil_mode: int, readings: Readings) -> Axis:
+    """Spatial axis ``i`` of an ai.onnx MaxPool: its pads and output size under ``auto_pad``."""
+    if k < 1 or s < 1 or d < 1:
+        raise GeometryError("kernel_shape, strides and dilations must be positive")
+    extent = (k - 1) * d + 1
+    if auto_pad == "NOTSET":
+        begin, end = explicit_pads
+        if begin < 0 or end < 0:
+            raise GeometryError("pads must be non-negative")
+        out = _explicit_size(size + begin + end - extent, s, ceil_mode)
+        if (ceil_mode and out > 0 and (out - 1) * s >= size + begin
+                and readings["ceil-window-starts-in-padding"] == "drop-window-starting-past-input"):
+            out -= 1
+    elif auto_pad == "VALID":
+        begin = end = 0
+        out = -(-(size - extent + 1) // s)
+        if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
+            out = _explicit_size(size - extent, s, ceil_mode)
+    else:
+        begin, end, out = _onnx_same(i, size, s, extent, auto_pad == "SAME_UPPER", readings)
+        if ceil_mode and readings["auto-pad-with-ceil-mode"] == "ceil-mode-applies":
+            out = _explicit_size(size + begin + end - extent, s, ceil_mode)
+    if out < 0:
+        if readings["negative-output-size"] == REJECTED:
+            raise GeometryError(
+                f"spatial axis {i}: the kernel extent {extent} exceeds the padded input "
+                f"({size} + pads); the output size would be {out}"
+            )
+        out = 0
+    return Axis(size, k, s, d, begin, end, out)
 
 
 def _explicit_size(span: int, stride: int, rounding_up: int) -> int:
@@ -245,36 +249,39 @@ def openvino_axes(
         raise GeometryError("strides, pads_begin, pads_end and dilations must have one value per kernel axis")
     if auto_pad not in OPENVINO_AUTO_PADS:
         raise GeometryError(f"auto_pad {auto_pad!r} is not one of {', '.join(OPENVINO_AUTO_PADS)}")
+    return tuple(_openvino_axis(i, spatial_shape[i], kernel[i], strides[i], dilations[i], (pads_begin[i], pads_end[i]),
+                                auto_pad, rounding_type, readings) for i in range(rank))
+
+
+def _openvino_axis(i: int, size: int, k: int, s: int, d: int, pads: tuple[int, int], auto_pad: str,
+                   rounding_type: str, readings: Readings) -> Axis:
+    """Spatial axis ``i`` of an OpenVINO MaxPool: its pads and output size under ``auto_pad``."""
     zero_allowed = readings["openvino-zero-stride-or-dilation"] == "allowed"
-    axes = []
-    for i in range(rank):
-        size, k, s, d = spatial_shape[i], kernel[i], strides[i], dilations[i]
-        if k < 1 or s < 0 or d < 0 or not zero_allowed and (s < 1 or d < 1):
-            raise GeometryError("kernel, strides and dilations must be positive")
-        if s == 0:  # allowed by the documents' range, and yet the output size formulas divide by it
-            raise GeometryError(f"spatial axis {i}: a stride of 0; the documents' output size divides by it")
-        extent = (k - 1) * d + 1
-        if auto_pad.startswith("same"):
-            begin, end, out = _openvino_same(size, s, extent, auto_pad == "same_upper", rounding_type, readings)
-        else:
-            begin, end = (pads_begin[i], pads_end[i]) if auto_pad == "explicit" else (0, 0)
-            if begin < 0 or end < 0:
-                raise GeometryError("pads_begin and pads_end must be non-negative")
-            span = size + begin + end - extent
-            if span < 0 and readings["openvino-kernel-exceeds-padded-input"] == REJECTED:
-                raise GeometryError(f"spatial axis {i}: the kernel extent {extent} exceeds the padded input")
-            out = _explicit_size(span, s, rounding_type != "floor")
-            if auto_pad == "valid" and readings["openvino-valid-ceil"] == "valid-formula":
-                out = -(-(size - extent + 1) // s)
-            if readings["openvino-1-formula-parentheses"] == "as-printed":  # only the kernel divided
-                value = size + begin + end - Fraction(k, s)
-                out = (ceil(value) if rounding_type == "ceil" else floor(value)) + 1
-            if out < 0:
-                raise GeometryError(f"spatial axis {i}: the output size would be {out}")
-        if rounding_type == "ceil_torch" and out > 0 and (out - 1) * s >= size + begin:
-            out -= 1  # MaxPool-14: the last window may not start in the end padding, as in PyTorch
-        axes.append(Axis(size, k, s, d, begin, end, out))
-    return tuple(axes)
+    if k < 1 or s < 0 or d < 0 or not zero_allowed and (s < 1 or d < 1):
+        raise GeometryError("kernel, strides and dilations must be positive")
+    if s == 0:  # allowed by the documents' range, and yet the output size formulas divide by it
+        raise GeometryError(f"spatial axis {i}: a stride of 0; the documents' output size divides by it")
+    extent = (k - 1) * d + 1
+    if auto_pad.startswith("same"):
+        begin, end, out = _openvino_same(size, s, extent, auto_pad == "same_upper", rounding_type, readings)
+    else:
+        begin, end = pads if auto_pad == "explicit" else (0, 0)
+        if begin < 0 or end < 0:
+            raise GeometryError("pads_begin and pads_end must be non-negative")
+        span = size + begin + end - extent
+        if span < 0 and readings["openvino-kernel-exceeds-padded-input"] == REJECTED:
+            raise GeometryError(f"spatial axis {i}: the kernel extent {extent} exceeds the padded input")
+        out = _explicit_size(span, s, rounding_type != "floor")
+        if auto_pad == "valid" and readings["openvino-valid-ceil"] == "valid-formula":
+            out = -(-(size - extent + 1) // s)
+        if readings["openvino-1-formula-parentheses"] == "as-printed":  # only the kernel divided
+            value = size + begin + end - Fraction(k, s)
+            out = (ceil(value) if rounding_type == "ceil" else floor(value)) + 1
+        if out < 0:
+            raise GeometryError(f"spatial axis {i}: the output size would be {out}")
+    if rounding_type == "ceil_torch" and out > 0 and (out - 1) * s >= size + begin:
+        out -= 1  # MaxPool-14: the last window may not start in the end padding, as in PyTorch
+    return Axis(size, k, s, d, begin, end, out)
 
 
 def _openvino_same(size: int, stride: int, extent: int, upper: bool, rounding_type: str,

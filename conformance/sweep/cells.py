@@ -29,7 +29,7 @@ from ..expand.cache import hmac_of, key_directory, user_key
 from ..load import tree_records
 from ..load.limits import ReadRefused, read_regular, read_state_text
 from ..report.results import MAX_RESULTS_BYTES, ResultsError, read_results
-from ..report.writer import write_atomically
+from ..atomic import write_atomically
 from .plan import Cell
 
 CELL_FILE = "cell.json"

@@ -31,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..load.cases import read_yaml
 from ..load.limits import ReadRefused, read_state_text
-from ..report.writer import write_atomically
+from ..atomic import write_atomically
 
 PYPI = "https://pypi.org/pypi/{package}/json"
 MAX_INDEX_BYTES = 64 * 1024 * 1024  # onnxruntime's page is a few MiB

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 from conformance.plugin import PACKAGE_DIR
-from conformance.report.results import cause_signature, detail_signature, failure_clusters, read_results
+from conformance.report.results import read_results
+from conformance.report.causes import cause_signature, detail_signature, failure_clusters
 from tests.cause_trial import trial
 
 pytest_plugins = ["pytester"]
@@ -107,7 +108,7 @@ def test_invalid_models_a_runtime_checks_the_schema_of_are_a_line_per_rule_they_
 def test_failures_that_share_a_first_line_are_split_by_the_runtime_s_own_diagnostic():
     """A compiler whose every exception opens with one sentence: the causes come from its error
     lines further down (paths and numbers normalised), warnings before them passed over."""
-    from conformance.report.results import failure_clusters
+    from conformance.report.causes import failure_clusters
 
     def record(n, error_line):
         reason = ("CompilerError: Error invoking the model compiler tool\n"

@@ -1,4 +1,4 @@
-"""Diagnosis (conformance/judge/diagnosis.py): each defect model, run as a broken backend, is
+"""Diagnosis (conformance/judge/analysis/diagnosis.py): each defect model, run as a broken backend, is
 diagnosed as itself, and its line in the report is its own; nothing is diagnosed on a likeness."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.judge.defects import BY_NAME, DEFECTS, DefectModel, Facts, stacked
+from conformance.judge.analysis.catalogue import BY_NAME, DEFECTS
+from conformance.judge.analysis.models.kit import DefectModel, Facts, stacked
 from conformance.judge.compare import same_bytes
-from conformance.judge.diagnosis import facts, titles
+from conformance.judge.analysis.diagnosis import facts, titles
 from conformance.judge.oracle import consult
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
-from conformance.report.results import failure_clusters
+from conformance.report.causes import failure_clusters
 from conformance.report.record import item_record
 from tests.bundled import bundled_items
 from tests.faulty_backends import Faulty
@@ -128,7 +129,7 @@ def test_the_reports_doc_counts_the_models():
     from pathlib import Path
 
     text = " ".join((Path(__file__).parents[2] / "docs" / "reports.md").read_text().split())
-    assert f"`conformance/judge/defects.py` ({len(DEFECTS)} named ways" in text
+    assert f"`conformance/judge/analysis/models/` ({len(DEFECTS)} named ways" in text
 
 
 def test_three_bugs_at_once_are_named_where_indices_carry_the_third():
@@ -212,7 +213,7 @@ def test_nan_lost_by_comparison_is_named_beside_indices_sought_by_equality_withi
 def test_a_model_of_indices_alone_is_found_under_a_reading_that_changes_y():
     """tinygrad: Indices within the plane, and a negative SAME total split as one of its readings
     (Y differs from the default reading, which no model of Indices alone may explain)."""
-    from conformance.judge.defects import BY_NAME
+    from conformance.judge.analysis.catalogue import BY_NAME
 
     reading = "same-pad-negative:negative-split-floor"
     backend = MutantBackend(Mutant("read", "a reading", BY_NAME["indices_per_plane"].backend.configured(reading)))
@@ -253,7 +254,7 @@ def test_a_shape_whose_scatter_the_reference_refuses_is_tried_beside_another_sca
 def _pooled_by(model_name: str, x: np.ndarray, kernel: list[int]) -> list[float]:
     from onnx import TensorProto, helper
 
-    from conformance.judge.defects import BY_NAME
+    from conformance.judge.analysis.catalogue import BY_NAME
 
     node = helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=kernel)
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, x.shape)],

@@ -1,4 +1,4 @@
-"""Parametric models (conformance/judge/fitted.py): a runtime's own stand-in for -inf, a constant
+"""Parametric models (conformance/judge/analysis/fitted.py): a runtime's own stand-in for -inf, a constant
 no catalogued model lists, is fitted from the answers and named with its value, on a line of its
 own; a backend whose wrong values are no single constant gets no fitted name."""
 
@@ -9,8 +9,8 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conformance.judge.fitted import _padded_with, _seeded_at
-from conformance.report.results import failure_clusters
+from conformance.judge.analysis.fitted import _padded_with, _seeded_at
+from conformance.report.causes import failure_clusters
 from tests.meta.test_mutants import items_round_robin
 from tests.meta.test_several_causes import records
 

@@ -17,7 +17,7 @@ CONTRACT_NAMES = {c["id"]: c["name"] for c in
 # contract id -> (file, the import that breaks it)
 INJECTIONS = {
     "pipeline": ("conformance/report/html.py", "import conformance.cli"),  # a layer reaching up
-    "siblings": ("conformance/judge/where.py", "import conformance.judge.verdict"),  # verdict imports where: a cycle
+    "siblings": ("conformance/judge/analysis/where.py", "import conformance.judge.verdict"),  # verdict imports where: a cycle
     "runner": ("conformance/judge/oracle.py", "import conformance.backends.isolation.wire"),
     "oracle": ("reference_backend/backend.py", "import conformance.judge.oracle"),
     "specification": ("reference_backend/naive.py", "import reference_backend.maxpool"),

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.judge import compare as compare_module, diagnosis
-from conformance.judge.defects import BY_NAME
+from conformance.judge import compare as compare_module
+from conformance.judge.analysis import diagnosis
+from conformance.judge.analysis.catalogue import BY_NAME
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.report import deciding
 from tests.bundled import bundled_items

@@ -1,4 +1,4 @@
-"""Several causes per item (conformance/judge/retyping.py): a backend that answers float16 in
+"""Several causes per item (conformance/judge/analysis/retyping.py): a backend that answers float16 in
 float32 and has a second bug carries both causes on every item the second bug changes; each cause
 is a line of the report, the item counted once in the totals, and a type-only item is never
 "values differ"."""
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from reference_backend import ReferenceBackend
-from conformance.judge.defects import BY_NAME
-from conformance.judge.diagnosis import facts
+from conformance.judge.analysis.catalogue import BY_NAME
+from conformance.judge.analysis.diagnosis import facts
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.report.record import item_record, with_verdict
-from conformance.report.results import failing_items, failure_clusters
+from conformance.report.causes import failing_items, failure_clusters
 from tests.meta.test_mutants import REGISTRY, items_round_robin
 
 # One second bug of each kind: the window's geometry, the padding's value, the Indices' layout.

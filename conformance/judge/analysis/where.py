@@ -14,10 +14,10 @@ from typing import Any, Callable, Sequence
 import ml_dtypes
 import numpy as np
 
-from ..expand.items import Item
-from ..semantics import GeometryError, node_axes
-from .compare import same_bits
-from .defects import NHWC_DOMAINS
+from ...expand.items import Item
+from ...semantics import GeometryError, node_axes
+from ..compare import same_bits
+from .models.layouts import NHWC_DOMAINS
 
 LOOKED_AT = 64  # wrong and right elements examined, each: enough to tell, bounded on a large output
 

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .compare import same_bits
+from ..compare import same_bits
 
-# A retyping the defect catalogue names as a model of its own (judge/defects.py): the same bug,
+# A retyping the defect catalogue names as a model of its own (judge/analysis/catalogue.py): the same bug,
 # reported under the same name whether diagnosis or this factoring finds it.
 # Keyed by the output's kind: MaxPool's Y and a round trip's MaxUnpool output are both values.
 CATALOGUED = {("values", "float16", "float32"): "float16_computed_as_float32", ("Indices", "int64", "int32"): "indices_int32",

@@ -19,10 +19,10 @@ import numpy as np
 
 from reference_backend import ReferenceBackend
 
-from ..expand.items import Item
-from ..semantics import Axis
-from .defects import pooled, with_results
-from .compare import same_bits
+from ...expand.items import Item
+from ...semantics import Axis
+from .models.kit import pooled, with_results
+from ..compare import same_bits
 
 SEED, PADDING = "seed_fitted:", "padding_fitted:"
 

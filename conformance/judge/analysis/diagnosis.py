@@ -1,4 +1,4 @@
-"""Diagnosis: which defect models (``defects.py``) reproduce a failed item's outputs exactly.
+"""Diagnosis: which defect models (``models/``, in ``catalogue.py``) reproduce a failed item's outputs exactly.
 
 For a failed item each model that can change its answer (``DefectModel.applies``; not one that
 needs NaN in X without it, nor one that rewrites only windows the item leaves as they are) runs on
@@ -26,16 +26,18 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
 from reference_backend import ReferenceBackend
 
-from ..expand.items import Item
-from ..semantics import Readings
-from .compare import same_elements
-from .defects import DEFECTS, DefectModel, Facts, hooks, reference_pools_shared, stacked
+from ...expand.items import Item
+from ...semantics import Readings
+from ..compare import same_elements
+from .catalogue import BY_NAME, DEFECTS
+from .models.kit import DefectModel, Facts, hooks, reference_pools_shared, stacked
 from .fitted import fitted, title as fitted_title
 
 # The pairs run for one item, at most: each is a run of the reference (about 0.5 ms of an item's
@@ -106,6 +108,53 @@ def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequ
         BUDGET.left -= time.monotonic() - started
 
 
+@dataclass
+class Search:
+    """One failed item's search: what its passes read, and each model's answer, run once."""
+    item: Item
+    model: Any
+    feeds: list[np.ndarray]
+    actual: Sequence[Any]
+    reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool]
+    readings: Sequence[Readings]
+    differing: Collection[str]
+    expected: Sequence[np.ndarray]
+    relevant: list[DefectModel]  # the models that can change the item's answer
+    idle: set[str]  # of those, the ones that rewrite only windows the item leaves as they are
+    answered: dict[str, list[np.ndarray] | None] = field(default_factory=dict)
+    tried: list[tuple[DefectModel, DefectModel, list[np.ndarray] | None]] = field(default_factory=list)  # the pairs run
+
+    def outputs_of(self, backend) -> list[np.ndarray] | None:
+        try:
+            return list(backend.run_model(self.model, self.feeds))
+        except Exception:  # noqa: BLE001 - a model that refuses the item reproduces no output
+            return None
+
+    def found_by(self, outputs: list[np.ndarray] | None) -> bool:
+        return outputs is not None and self.reproduces(outputs, self.actual)
+
+    def active(self) -> list[DefectModel]:
+        """The models that change this item's windows or values, each answered: a model that
+        rewrites only the windows and leaves this item's as they are changes nothing, alone or
+        beside another."""
+        active = [d for d in self.relevant if d.name not in self.idle]
+        for d in active:
+            if d.name not in self.answered:
+                self.answered[d.name] = self.outputs_of(d.backend)
+        return active
+
+    def values(self) -> list[int]:
+        """The outputs other than Indices."""
+        return [i for i, o in enumerate(self.item.outputs) if not o.positions_of]
+
+    def values_given(self, outputs: list[np.ndarray] | None) -> bool:
+        """Every output but Indices, as the backend's."""
+        values = self.values()
+        return outputs is not None and bool(values) and all(
+            np.shape(self.actual[i]) == outputs[i].shape and same_elements(outputs[i], np.asarray(self.actual[i])).all()
+            for i in values)
+
+
 def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
               reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
               readings: Sequence[Readings], differing: Collection[str], expected: Sequence[np.ndarray]) -> list[str]:
@@ -113,110 +162,126 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     held = {"nan"} if feeds and _holds_nan(feeds[0]) else set()
     known = facts(item)
     relevant = [d for d in DEFECTS if d.applies(known) and (d.needs is None or d.needs in held)]
+    search = Search(item, model, feeds, actual, reproduces, readings, differing, expected, relevant,
+                    {d.name for d in relevant if _windows_unchanged(d, item, feeds)})
+    for search_pass in PASSES:
+        found = search_pass(search)
+        if found:
+            return found
+    return []
 
-    def outputs_of(backend) -> list[np.ndarray] | None:
-        try:
-            return list(backend.run_model(model, feeds))
-        except Exception:  # noqa: BLE001 - a model that refuses the item reproduces no output
-            return None
 
-    idle = {d.name for d in relevant if _windows_unchanged(d, item, feeds)}
-    answered = {d.name: outputs_of(d.backend) for d in relevant if d.name not in idle and _may_explain(d, differing)}
-    single = [name for name, outputs in answered.items() if outputs is not None and reproduces(outputs, actual)]
-    if single:
-        return single
-    # (under another reading any model may explain the item: the reading changes the other output)
-    read = [f"{d.name}{AT}{r}" for r in readings for d in relevant if d.decides not in r.differing()
-            and not _windows_unchanged(d, item, feeds, str(r))
-            and (outputs := outputs_of(d.backend.configured(str(r)))) is not None and reproduces(outputs, actual)]
-    if read:
-        return read
-    # a constant of the runtime's own standing in for -inf, fitted from the answer (judge/fitted.py)
-    fits = fitted(item, model, feeds, actual, expected, set(differing))
-    if fits:
-        return fits
-    # a model that rewrites only the windows and leaves this item's as they are changes nothing,
-    # alone or beside another
-    relevant = [d for d in relevant if d.name not in idle]
-    for d in relevant:
-        if d.name not in answered:
-            answered[d.name] = outputs_of(d.backend)
+def singles(search: Search) -> list[str]:
+    """The single models that reproduce the answer, of those that can change the outputs that differ."""
+    search.answered.update({d.name: search.outputs_of(d.backend) for d in search.relevant
+                            if d.name not in search.idle and _may_explain(d, search.differing)})
+    return [name for name, outputs in search.answered.items() if search.found_by(outputs)]
+
+
+def under_readings(search: Search) -> list[str]:
+    """Each model under another reading of the item's open questions (the reading changes the
+    other output: here any model may explain the item)."""
+    return [f"{d.name}{AT}{r}" for r in search.readings for d in search.relevant
+            if d.decides not in r.differing() and not _windows_unchanged(d, search.item, search.feeds, str(r))
+            and search.found_by(search.outputs_of(d.backend.configured(str(r))))]
+
+
+def fitted_constants(search: Search) -> list[str]:
+    """A constant of the runtime's own standing in for -inf or for padding, fitted from the answer (fitted.py)."""
+    return fitted(search.item, search.model, search.feeds, search.actual, search.expected, set(search.differing))
+
+
+def pairs(search: Search) -> list[str]:
+    """Two models at once, the candidates ranked (``_ranked``), at most PAIR_LIMIT of them run."""
+    active = search.active()
+    replaced = {d.name: hooks(d.backend) for d in active}
+    answered, actual, expected = search.answered, search.actual, search.expected
     # Models that replace the same hook compose (the first's built on the second's, in both orders):
     # their pair is not the sum of their single answers, so it is tried whenever both answer. Others
     # are tried where each changes some element the backend got wrong and together all of them.
-    replaced = {d.name: hooks(d.backend) for d in relevant}
-    pairs = [(a, b) for a, b in itertools.permutations(relevant, 2)
-             if (answered[a.name] is not None and answered[b.name] is not None if replaced[a.name] & replaced[b.name]
-                 else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
+    candidates = [(a, b) for a, b in itertools.permutations(active, 2)
+                  if (answered[a.name] is not None and answered[b.name] is not None if replaced[a.name] & replaced[b.name]
+                      else a.name < b.name and _together(answered[a.name], answered[b.name], actual, expected))]
     # A pair answers in the element types of its model that changes them (float16 pooled in
     # float32), else in the documents': only pairs that give the backend's can reproduce it.
     if expected:
         wanted, got = [e.dtype for e in expected], [np.asarray(a).dtype for a in actual]
         retyping = {name: types for name, outputs in answered.items() if outputs is not None
                     and (types := [np.asarray(o).dtype for o in outputs]) != wanted}
-        pairs = [(a, b) for a, b in pairs if (retyping.get(a.name) or retyping.get(b.name) or wanted) == got]
-    # First another type over another bug (each item has at most a few of those), then the pairs
-    # one of whose models gives the backend's shapes (where the shapes are wrong), then those with a
-    # model of another shape that refuses the item alone (its shape too small for the reference's
-    # scatter, which the other model's tolerates), then those whose
-    # models alone give more of the backend's wrong elements, then those that change the fewest
-    # elements the backend got right.
+        candidates = [(a, b) for a, b in candidates if (retyping.get(a.name) or retyping.get(b.name) or wanted) == got]
+    search.tried = [(a, b, search.outputs_of(stacked(a.backend, b.backend))) for a, b in _ranked(search, candidates, replaced)]
+    return [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in search.tried if search.found_by(outputs)]
+
+
+def _ranked(search: Search, candidates: list, replaced: dict[str, set[str]]) -> list:
+    """First another type over another bug (each item has at most a few of those), then a model
+    that gives every output but Indices beside one that changes Indices alone, then the pairs one
+    of whose models gives the backend's shapes (where the shapes are wrong), then those with a
+    model of another shape that refuses the item alone (its shape too small for the reference's
+    scatter, which the other model's tolerates), then those whose models alone give more of the
+    backend's wrong elements, then those that change the fewest elements the backend got right;
+    at most PAIR_LIMIT, of which other types take half at most (a float64 item meets several,
+    each beside every model)."""
+    answered, actual, expected = search.answered, search.actual, search.expected
     effects = {name: _effects(outputs, actual, expected) for name, outputs in answered.items()}
     damage = {name: done for name, (done, _) in effects.items()}
     explained = {name: given for name, (_, given) in effects.items()}
     # Where the shapes are right, a pair neither of whose models alone gives any of the backend's
     # wrong elements is left out, unless its first pools in another type (alone it may change nothing).
     if all(np.shape(got) == want.shape for got, want in zip(actual, expected)):
-        pairs = [(a, b) for a, b in pairs if a.retypes or explained[a.name] + explained[b.name] > 0]
-    values = [i for i, o in enumerate(item.outputs) if not o.positions_of]
+        candidates = [(a, b) for a, b in candidates if a.retypes or explained[a.name] + explained[b.name] > 0]
+    exact = {name for name, outputs in answered.items() if search.values_given(outputs)}
 
-    def values_given(outputs: list[np.ndarray] | None) -> bool:  # every output but Indices, as the backend's
-        return outputs is not None and bool(values) and all(
-            np.shape(actual[i]) == outputs[i].shape and same_elements(outputs[i], np.asarray(actual[i])).all() for i in values)
-
-    exact = {name for name, outputs in answered.items() if values_given(outputs)}
+    def refuses_alone(m: DefectModel) -> bool:
+        return answered[m.name] is None and bool(replaced[m.name] & SHAPE_HOOKS)
 
     def scatter_beside_refused_shape(pair) -> bool:
         """A model of the output's shape whose scatter the reference refuses (indices past its end),
         beside a model of another scatter, which may take them (tinygrad's one-hot drops them)."""
-        refusing = [m for m in pair if answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS]
+        refusing = [m for m in pair if refuses_alone(m)]
         return bool(refusing) and any("unpool" in replaced[m.name] for m in pair if m not in refusing)
 
-    pairs = sorted(pairs, key=lambda pair: (not pair[0].retypes,
-                                            # a model that gives the values beside one that changes Indices alone
-                                            not ({pair[0].name, pair[1].name} & exact and "Indices" in (pair[0].touches, pair[1].touches)),
-                                            not scatter_beside_refused_shape(pair),
-                                            -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
-                                            not any(answered[m.name] is None and replaced[m.name] & SHAPE_HOOKS for m in pair),
-                                            -explained[pair[0].name] - explained[pair[1].name],
-                                            damage[pair[0].name] + damage[pair[1].name]))
-    # other types take half the pairs at most: a float64 item meets several, each beside every model
-    retyped = [pair for pair in pairs if pair[0].retypes][:PAIR_LIMIT // 2]
-    pairs = [pair for pair in pairs if pair in retyped or not pair[0].retypes][:PAIR_LIMIT]
-    tried = [(a, b, outputs_of(stacked(a.backend, b.backend))) for a, b in pairs]
-    found = [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in tried if outputs is not None and reproduces(outputs, actual)]
-    round_trip = known.pools_upstream
-    if found or len(values) == len(item.outputs) and not round_trip:
-        return found
-    # Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the padding,
-    # a sentinel seed and Indices within the plane): each pair that gives every other output exactly,
-    # with each model that changes Indices alone on top of it, or between the two (tinygrad: Indices
-    # sought by equality after its NaN fold, then within the plane). In a round trip the upstream
-    # MaxPool's Indices only move the values: each pair that gives the output's shape (tinygrad's
-    # pads read as torch's pairs, its unpooling within the plane beside its pooling's Indices).
-    near = [(a, b, outputs) for a, b, outputs in tried if outputs is not None and (
-        all(out.shape == np.shape(got) for out, got in zip(outputs, actual)) if round_trip else values_given(outputs))]
-    near.sort(key=lambda pair: -_alike(pair[2], actual))  # the pairs whose Indices are nearest the backend's first
+    ranked = sorted(candidates, key=lambda pair: (
+        not pair[0].retypes,
+        not ({pair[0].name, pair[1].name} & exact and "Indices" in (pair[0].touches, pair[1].touches)),
+        not scatter_beside_refused_shape(pair),
+        -_shapes_given(answered[pair[0].name], answered[pair[1].name], actual),
+        not any(refuses_alone(m) for m in pair),
+        -explained[pair[0].name] - explained[pair[1].name],
+        damage[pair[0].name] + damage[pair[1].name]))
+    retyped = [pair for pair in ranked if pair[0].retypes][:PAIR_LIMIT // 2]
+    return [pair for pair in ranked if pair in retyped or not pair[0].retypes][:PAIR_LIMIT]
+
+
+def triples(search: Search) -> list[str]:
+    """Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the
+    padding, a sentinel seed and Indices within the plane): each pair that gives every other output
+    exactly, with each model that changes Indices alone on top of it, or between the two (tinygrad:
+    Indices sought by equality after its NaN fold, then within the plane). In a round trip the
+    upstream MaxPool's Indices only move the values: each pair that gives the output's shape
+    (tinygrad's pads read as torch's pairs, its unpooling within the plane beside its pooling's
+    Indices). Only where the item has Indices or is a round trip."""
+    round_trip = facts(search.item).pools_upstream
+    if len(search.values()) == len(search.item.outputs) and not round_trip:
+        return []
+    near = [(a, b, outputs) for a, b, outputs in search.tried if outputs is not None and (
+        all(out.shape == np.shape(got) for out, got in zip(outputs, search.actual)) if round_trip
+        else search.values_given(outputs))]
+    near.sort(key=lambda pair: -_alike(pair[2], search.actual))  # the pairs whose Indices are nearest the backend's first
     found = []
     for a, b, _ in near[:TRIPLE_PAIRS]:
-        for c in relevant:
+        for c in search.active():
             if c.touches != "Indices" or c in (a, b):
                 continue
             for order in ((c, a, b), (a, c, b)):
-                outputs = outputs_of(stacked(order[0].backend, stacked(order[1].backend, order[2].backend)))
-                if outputs is not None and reproduces(outputs, actual):
+                if search.found_by(search.outputs_of(stacked(order[0].backend, stacked(order[1].backend, order[2].backend)))):
                     found.append(SEPARATOR.join(m.name for m in order))
     return list(dict.fromkeys(found))
+
+
+# The search's passes, in order (as Hypothesis runs its shrink passes): the first that names a
+# model ends it, so a simpler explanation always wins over one of more bugs.
+PASSES: tuple[Callable[[Search], list[str]], ...] = (singles, under_readings, fitted_constants, pairs, triples)
 
 
 def _windows_unchanged(defect: DefectModel, item: Item, feeds: list, readings: str = "") -> bool:
@@ -289,7 +354,6 @@ def _shapes_given(first: list[np.ndarray] | None, second: list[np.ndarray] | Non
 
 def titles(diagnosis: Sequence[str]) -> list[str]:
     """Each name of a diagnosis as a report line reads it (a pair's titles joined by "and")."""
-    from .defects import BY_NAME
     from .retyping import title as retyping_title
 
     def title(name: str) -> str:
