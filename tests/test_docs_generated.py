@@ -45,6 +45,20 @@ def test_the_counts_the_testing_and_case_format_pages_give_are_today_s():
             f"{len(registries)} hostile registries") in case_format
 
 
+def test_the_architecture_page_counts_the_locked_expectations():
+    from conformance.judge.lock import lock_path, read_lock
+
+    assert f"line per item whose expectations are derived ({len(read_lock(lock_path())):,} of them)" in \
+        _text("architecture.md")
+
+
+def test_the_testing_page_gives_the_fast_tier_s_share():
+    from tests.support.tiers import FAST_SHARE
+
+    words = {0.25: "a quarter", 0.5: "half"}
+    assert f"the fast tier runs {words[FAST_SHARE]} of its examples or items" in _text("testing.md")
+
+
 def test_the_architecture_page_counts_the_import_contracts():
     import tomllib
 

@@ -10,7 +10,7 @@ import grimp
 
 # The packages from the top of the pipeline to its ground, as the layers contract orders them.
 ORDER = ("__main__", "plugin", "cli", "fuzz", "export", "repro", "sweep", "docgen", "report", "scripts", "judge",
-         "backends", "expand", "load", "semantics", "outcomes", "reference_backend")
+         "backends", "expand", "load", "semantics", "outcomes", "atomic", "reference_backend")
 
 
 def _unit(module: str) -> str:
