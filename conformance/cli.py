@@ -59,10 +59,17 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True)
     _add_report_commands(commands)
     _add_tool_commands(commands)
     return parser
+
+
+def _version() -> str:
+    """The suite's version, the Python it runs on and where its bundled cases are, in one line."""
+    from . import __version__
+    return f"conformance {__version__} (python {sys.version.split()[0]}; the cases in {bundled_case_dir()})"
 
 
 def _add_report_commands(commands) -> None:

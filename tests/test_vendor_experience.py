@@ -335,3 +335,13 @@ def test_a_backend_that_does_not_start_is_one_line(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --backend=oldruntime:Old: 'oldruntime:Old' does not start: AttributeError: module 'rt' has no attribute 'Core'"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_command_says_its_version_in_one_line(capsys):
+    from conformance import __version__
+    from conformance.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.startswith(f"conformance {__version__} (python ") and out.count("\n") == 1
