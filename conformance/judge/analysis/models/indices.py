@@ -20,15 +20,6 @@ def _indices_per_plane(y, indices, x, axes):
     return y, within
 
 
-def _indices_per_batch_element(y, indices, x, axes):
-    """Indices within their batch element: N's offset left out, C's kept."""
-    if indices.ndim < 2:
-        return y, indices
-    element = int(np.prod(x.shape[1:]))
-    origin = np.arange(indices.shape[0]).reshape((-1,) + (1,) * (indices.ndim - 1)) * element
-    return y, np.where(indices >= 0, indices - origin, indices)
-
-
 def _index_in_padded_layout(y, indices, x, axes):
     padded = [a.pad_begin + a.size + a.pad_end for a in axes]
     plane, within = np.divmod(np.maximum(indices, 0), max(int(np.prod(x.shape[2:])), 1))
@@ -79,9 +70,4 @@ MODELS: list[DefectModel] = [
                 lambda f: f.onnx_pool and f.wants_indices and not f.has("storage_order", 0), touches="Indices"),
     DefectModel("indices_int32", "Indices come back as int32", "WebGPU runtimes without 64-bit integers",
                 with_results(lambda y, i, x, a: (y, i.astype(np.int32))), lambda f: f.pools and f.wants_indices, touches="Indices"),
-    # OpenCV DNN 5.0.0's Indices path (a vendor trial)
-    DefectModel("indices_per_batch_element", "Indices omit the batch offset (they count within each batch element, "
-                "its channels included)", "OpenCV DNN 5.0.0, a vendor trial (maxpool_layer.cpp, maxPoolNchwWithIndices: "
-                "idx = (c * H + y) * W + x, with n never used)",
-                with_results(_indices_per_batch_element), lambda f: f.pools and f.wants_indices, touches="Indices"),
 ]

@@ -259,23 +259,6 @@ def _fold(planes: np.ndarray, axes, shape: tuple, inner: int, padding_kept: bool
     return maximum, anywhere
 
 
-def _nothing_selected_gives_zero(x, axes, storage_order, pool):
-    """A running maximum that starts at the type's lowest finite value and moves only on a greater
-    value (NaN never is), and answers 0 at its plane's first element where it never moved: a window
-    of NaN, -inf and the lowest value only gives 0."""
-    integer = np.issubdtype(x.dtype, np.integer)
-    lowest = np.array(np.iinfo(x.dtype).min if integer else finfo_of(x.dtype).min, x.dtype)
-    with np.errstate(invalid="ignore"):
-        y, indices = pool(np.where(x > lowest, x, lowest), axes, storage_order)
-        unmoved = y.astype(np.float64) <= float(lowest)
-    if not unmoved.any():
-        return y, indices
-    y = np.where(unmoved, np.zeros((), y.dtype), y)
-    if indices is not None and y.ndim >= 2:
-        indices = np.where(unmoved, np.broadcast_to(plane_origins(y, int(np.prod(x.shape[2:]))), y.shape), indices)
-    return y, indices
-
-
 def _first_equal(y: np.ndarray, planes: np.ndarray, axes, key: tuple | None = None) -> np.ndarray:
     """For each output, the position in its plane of the first element of its window (row-major)
     equal to it, NaN to NaN; -1 where none is (``key``: the input's, to share it while one item is
@@ -437,8 +420,4 @@ MODELS: list[DefectModel] = [
     DefectModel("subnormals_flushed", "subnormal maxima are flushed to zero (denormals-are-zero)",
                 "OpenVINO's bfloat16 (expectations/openvino.yaml, wide_float_ranges)", with_results(_subnormals_flushed),
                 lambda f: f.pools and floating(f), touches="Y"),
-    DefectModel("nothing_selected_gives_zero", "a window with nothing above the lowest finite value (-inf, NaN, the "
-                "lowest itself) gives 0 at its plane's first element", "OpenCV DNN 5.0.0, a vendor trial "
-                "(maxPoolNchwWithIndices: vmax starts at lowest(), moves on v > vmax, and idxmax < 0 writes 0)",
-                pooled(_nothing_selected_gives_zero), lambda f: f.pools and f.wants_indices),
 ]
