@@ -174,3 +174,14 @@ def test_the_guide_s_covering_sample_and_exact_id_run_as_written(adapter):
     words = [as_path if w == "--backend=my-runtime" else w.strip("'") for w in exact.split()]
     done = run([str(BIN / words[0]), *words[1:], "-q", "-p", "no:cacheprovider"], adapter)
     assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-2000:]
+
+
+def test_the_wheel_lists_every_package_of_the_source():
+    """setuptools packages only what pyproject.toml lists: a package left out is missing from the
+    installed wheel alone (judge.analysis was, and only the slow tier's wheel run saw it)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(ROOT).parts) for package in ("conformance", "reference_backend")
+             for init in (ROOT / package).rglob("__init__.py")}
+    assert found - listed == set()
