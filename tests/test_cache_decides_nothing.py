@@ -14,6 +14,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -110,6 +111,25 @@ def test_a_selection_decodes_only_the_parts_that_hold_its_ids_and_a_part_of_othe
     # part 2 holding part 1's items, sealed with the user's key: well formed, of the wrong ids
     forge(store, "-part2", lambda _: fresh[20:40], store.key)
     assert [i.id for i in store.items(FILE, registry, DEFAULT_LIMITS)] == [i.id for i in fresh]
+
+
+def test_entries_of_other_keys_unchanged_for_a_fortnight_are_removed_and_nothing_else(tmp_path, registry):
+    store = ExpansionCache(tmp_path, BUNDLED, DEFAULT_LIMITS)
+    old = time.time() - (cache_module.STALE_DAYS + 1) * 86400
+    other = {name: tmp_path / name for name in ("0" * 24 + "-abc-ids.json", "1" * 24 + "-values-abc-0-1-2.json")}
+    recent, current = tmp_path / ("2" * 24 + "-abc-ids.json"), tmp_path / f"{store.digest}-registryabc.json"
+    for path in [*other.values(), recent, current]:
+        path.write_text("{}")
+    for path in [*other.values(), current]:
+        os.utime(path, (old, old))
+    (tmp_path / "elsewhere.json").write_text("{}")
+    os.utime(tmp_path / "elsewhere.json", (old, old))  # no entry's name: not the cache's to remove
+    linked = tmp_path / ("3" * 24 + "-abc-ids.json")
+    linked.symlink_to(tmp_path / "elsewhere.json")
+    os.utime(linked, (old, old), follow_symlinks=False)
+    store.items(FILE, registry, DEFAULT_LIMITS)  # expands the file: the moment entries are pruned
+    assert not any(path.exists() for path in other.values())
+    assert recent.exists() and current.exists() and linked.is_symlink() and (tmp_path / "elsewhere.json").exists()
 
 
 def _forged_oracle_fragment(store, item, registry, key):

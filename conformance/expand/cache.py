@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -45,6 +46,11 @@ MAX_ENTRY_BYTES = 256 << 20  # the largest entry of the bundled cases is about 3
 # item (the 8,118 items of maxpool_edges.yaml took 0.5 s to decode as one entry; a part of 256,
 # about 15 ms), a whole run every part, at the same cost as one entry.
 PART_ITEMS = 256
+# An entry of another key unchanged this long is removed when a case file is expanded again (a new
+# clone or version of the suite): a fortnight keeps the caches of the clones in use, and bounds the
+# rest.
+STALE_DAYS = 14
+ENTRY_NAME = re.compile(r"[0-9a-f]{24}-[\w.-]+\.json")  # a key, then the entry's name
 # A file's fragments: one per process that ran its items in the last run (xdist workers, each
 # merging what it read): more than this many were planted, and are read as none.
 MAX_FRAGMENTS = 64
@@ -224,19 +230,33 @@ class ExpansionCache:
     def _expanded(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[Item]:
         """``file`` expanded, and stored: its ids, and its items in parts of PART_ITEMS."""
         items = expand_file(file, registry, limits)
-        with contextlib.suppress(OSError):  # an earlier key's parts, which the names below may not all replace
-            for stale in self.directory.glob(f"*-{_short(file)}-part*.json"):
-                if not stale.name.startswith(f"{self.digest}-"):
-                    stale.unlink(missing_ok=True)
+        self._prune(file)
         for start in range(0, len(items), PART_ITEMS):
             self._store(f"{_short(file)}-part{start // PART_ITEMS}", items[start:start + PART_ITEMS])
         self._store(f"{_short(file)}-ids", [i.id for i in items])
         return items
 
+    def _prune(self, file: Path) -> None:
+        """Entries of other keys: ``file``'s parts under an earlier key (the names this expansion
+        writes may not replace them all), and any entry of another key left unchanged for
+        STALE_DAYS (another clone's, a suite since changed: each clone and version has keys of its
+        own, and the user's cache held 409 MB of them). Only regular files of the cache's names."""
+        cutoff = time.time() - STALE_DAYS * 86400
+        current = (f"{self.digest}-", f"{self._values_key()}-")
+        with contextlib.suppress(OSError):
+            for entry in self.directory.glob("*.json"):
+                if entry.name.startswith(current) or not ENTRY_NAME.fullmatch(entry.name):
+                    continue
+                info = os.lstat(entry)
+                if stat.S_ISREG(info.st_mode) and (info.st_mtime < cutoff or f"-{_short(file)}-part" in entry.name):
+                    entry.unlink(missing_ok=True)
+
+    def _values_key(self) -> str:
+        return hashlib.sha256(f"{self.digest}\0{reference_digest()}".encode()).hexdigest()[:24]
+
     def values(self, seed: int) -> ItemValues:
         """What items compute when they run at ``seed`` (see ItemValues), kept beside them."""
-        key = hashlib.sha256(f"{self.digest}\0{reference_digest()}".encode()).hexdigest()[:24]
-        return ItemValues(self.directory, key, seed, self.key)
+        return ItemValues(self.directory, self._values_key(), seed, self.key)
 
     def _cached(self, name: str, compute: Callable[[], T], kind: str) -> T:
         """``compute()``, or what an earlier run stored of it."""
