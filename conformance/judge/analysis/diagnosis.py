@@ -119,6 +119,7 @@ class Search:
     readings: Sequence[Readings]
     differing: Collection[str]
     expected: Sequence[np.ndarray]
+    known: Facts  # what the models' applicability reads of the item
     relevant: list[DefectModel]  # the models that can change the item's answer
     idle: set[str]  # of those, the ones that rewrite only windows the item leaves as they are
     answered: dict[str, list[np.ndarray] | None] = field(default_factory=dict)
@@ -162,7 +163,7 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     held = {"nan"} if feeds and _holds_nan(feeds[0]) else set()
     known = facts(item)
     relevant = [d for d in DEFECTS if d.applies(known) and (d.needs is None or d.needs in held)]
-    search = Search(item, model, feeds, actual, reproduces, readings, differing, expected, relevant,
+    search = Search(item, model, feeds, actual, reproduces, readings, differing, expected, known, relevant,
                     {d.name for d in relevant if _windows_unchanged(d, item, feeds)})
     for search_pass in PASSES:
         found = search_pass(search)
@@ -261,7 +262,7 @@ def triples(search: Search) -> list[str]:
     upstream MaxPool's Indices only move the values: each pair that gives the output's shape
     (tinygrad's pads read as torch's pairs, its unpooling within the plane beside its pooling's
     Indices). Only where the item has Indices or is a round trip."""
-    round_trip = facts(search.item).pools_upstream
+    round_trip = search.known.pools_upstream
     if len(search.values()) == len(search.item.outputs) and not round_trip:
         return []
     near = [(a, b, outputs) for a, b, outputs in search.tried if outputs is not None and (
