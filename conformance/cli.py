@@ -35,7 +35,7 @@ from .report.compare_runs import compare_runs, render_comparison
 from .report.expectations_draft import draft_expectations
 from .report.html import render_html
 from .docgen.registry_page import render
-from .report.results import ResultsError, load, render_markdown
+from .report.results import ResultsError, as_backend, load, render_markdown, uneven_items
 from . import __version__
 from .atomic import write_atomically
 from .report.writer import HTML_FILE, MARKDOWN_FILE
@@ -82,6 +82,8 @@ def _add_report_commands(commands) -> None:
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
     diff.add_argument("--markdown", type=Path, help="also write the comparison here")
+    diff.add_argument("--as", dest="as_name", metavar="NAME",
+                      help="compare two backends (my runtime against ONNX Runtime): each run's one backend taken as NAME")
 
     board = commands.add_parser("scoreboard", help="the scoreboard (index.html, scoreboard.json) of runs of several releases")
     board.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json|CELL_DIR",
@@ -202,6 +204,9 @@ def _report(results: list[Path], output: Path) -> int:
     if len({path.resolve() for path in results}) < len(results):  # its items would count twice
         raise ResultsError("a results file is named twice: name each run once")
     document = load(results)
+    uneven = uneven_items(document)
+    if uneven:
+        print(f"conformance report: warning: {uneven}", file=sys.stderr)
     write_atomically(output / HTML_FILE, render_html(document))
     write_atomically(output / MARKDOWN_FILE, render_markdown(document))
     print(f"wrote {output / HTML_FILE} and {output / MARKDOWN_FILE}")
@@ -210,6 +215,8 @@ def _report(results: list[Path], output: Path) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     old, new = load([args.old]), load([args.new])
+    if args.as_name:
+        old, new = as_backend(old, args.as_name, args.old), as_backend(new, args.as_name, args.new)
     comparison = compare_runs(old, new)
     if comparison.compared == 0:  # "0 items in both runs" and exit 0 would read as no regression
         backends = {side: sorted({r["backend"] for r in run["items"]}) for side, run in (("old", old), ("new", new))}

@@ -31,6 +31,7 @@ from .report.record import ItemRecord, RunDocument, seen_line, twin_seen_line
 from .report.results import ResultsError, load
 from .atomic import write_atomically
 from .scripts.items import ReproError, find_item
+from .scripts.runners import adapter_directory
 from .scripts.standalone import item_script
 
 
@@ -60,6 +61,15 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _importable(backend: str) -> None:
+    """A ``module:Class`` backend whose module cannot be found here would give a script that only
+    says so: ReproError instead, in one line, with what to set."""
+    module, colon, _ = backend.partition("[")[0].partition(":")
+    if colon and adapter_directory(backend) is None:
+        raise ReproError(f"--backend={backend}: cannot import {module} from here: run from the directory that holds "
+                         f"it, or set PYTHONPATH to that directory (or install its package)")
+
+
 def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Path | None,
               results: Path | None, twin: bool = False) -> str:
     item_id = item_id.partition("@")[0]
@@ -71,6 +81,7 @@ def script_of(item_id: str, backend: str | None, seed: int | None, case_dir: Pat
         case_dir = case_dir or _run_cases(run)
     if backend is None:
         raise ReproError("--backend: whose runtime should the script run? (or give --results)")
+    _importable(backend)
     case_dir, seed = case_dir or bundled_case_dir(), seed or 0
     item = find_item(item_id, case_dir, record["file"] if record else None)
     seen = seen_line(record) if record else None

@@ -59,7 +59,7 @@ def records(backend: MutantBackend, selected: list) -> list[dict]:
         if verdict.mismatches:
             record["diff"] = [m.as_json() for m in verdict.mismatches]
         if verdict.diagnosis:
-            record["diagnosis"] = verdict.diagnosis
+            record["diagnosis"] = [d.as_json() for d in verdict.diagnosis]
         found.append(record)
     return found
 

@@ -15,7 +15,7 @@ import numpy as np
 from conformance.judge.analysis import diagnosis
 from conformance.judge.analysis.catalogue import BY_NAME, DEFECTS
 from conformance.judge.analysis.models.kit import stacked as real
-from conformance.judge.analysis.diagnosis import SEPARATOR, facts
+from conformance.judge.analysis.diagnosis import facts
 from conformance.judge.verdict import Outcome, evaluate
 from tests.meta.test_mutants import REGISTRY, items_round_robin
 
@@ -55,8 +55,8 @@ def main() -> None:
             started = time.perf_counter()
             verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
             spent = time.perf_counter() - started
-            named = [d for d in verdict.diagnosis if d.count(SEPARATOR) == 1]
-            tried = [f"{name_of.get(x, '?')}{SEPARATOR}{name_of.get(y, '?')}" for x, y in runs]
+            named = [tuple(m.name for m in d.models) for d in verdict.diagnosis if len(d.models) == 2]
+            tried = [(name_of.get(x, '?'), name_of.get(y, '?')) for x, y in runs]
             if verdict.outcome is Outcome.FAIL and (found := [tried.index(d) for d in named if d in tried]):
                 ranks.append(min(found))
                 ranked.append(len(runs))

@@ -322,7 +322,7 @@ def test_two_releases_of_one_backend_stay_apart_in_a_merged_report(tmp_path):
 
 
 def _one_item_run(backend: str, version: str, outcome: str) -> dict:
-    return {"schema_version": 1, "partial": False, "interrupted": False, "started": "2026-11-26T00:00:00Z",
+    return {"schema_version": 2, "catalogue": {}, "partial": False, "interrupted": False, "started": "2026-11-26T00:00:00Z",
             "finished": "2026-11-26T00:00:01Z", "summary": {outcome: 1}, "collection_errors": [],
             "environment": {"suite_version": "0", "backends": [{"name": backend, "version": version, "details": {}}],
                             "onnx": "1", "numpy": "2", "python": "3", "platform": "p", "seed": 0, "cases": "cases"},

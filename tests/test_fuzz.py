@@ -31,6 +31,7 @@ from tests.mutants import MUTANTS
 from tests.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
 from tests.mutants_paths import PATH_MUTANTS
 from tests.meta.test_mutants import REGISTRY, MutantBackend
+from tests.support.named import names
 
 REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
 
@@ -267,4 +268,4 @@ def test_a_backend_with_one_defect_gets_at_most_two_clusters(name):
     outputs), and refusals with one diagnostic across element types; the diagnosed one leads."""
     run = fuzz(_mutant(name), stop_at_first=False, budget=300)
     assert 1 <= len(run.clusters) <= 2, [c.signature.describe() for c in run.clusters]
-    assert name in run.clusters[0].verdict.diagnosis
+    assert name in names(run.clusters[0].verdict.diagnosis)

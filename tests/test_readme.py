@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -62,3 +63,11 @@ def test_the_header_the_readme_shows_counts_today_s_ort_expectations():
     ort = load_backend("ort")
     listed = load_expectations(ROOT / "expectations", "ort", details=ort.details())
     assert f"conformance expectations of ort: expectations/ort.yaml ({len(listed.entries)} entries)" in ROOT.joinpath("README.md").read_text()
+
+
+def test_the_example_report_s_size_is_the_one_the_readme_gives():
+    """docs/example/ as regenerated (`nox -s example`): its records and its megabytes."""
+    results = ROOT / "docs" / "example" / "results.json"
+    records = len(json.loads(results.read_text())["items"])
+    readme = " ".join(ROOT.joinpath("README.md").read_text().split())
+    assert f"MaxUnpool-11: {records:,} records, {results.stat().st_size / 1e6:.1f} MB;" in readme

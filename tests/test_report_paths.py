@@ -141,7 +141,7 @@ def test_a_report_clusters_its_failures_once(tmp_path, monkeypatch):
 
     calls = []
     real = causes.failure_clusters
-    counting = lambda items: calls.append(len(items)) or real(items)  # noqa: E731 - a spy
+    counting = lambda items, *rest: calls.append(len(items)) or real(items, *rest)  # noqa: E731 - a spy
     for module in (causes, results_model, html):
         monkeypatch.setattr(module, "failure_clusters", counting)
     directory = ReportDirectory.claim(tmp_path / "out")

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from conformance.cli import main
+from conformance.judge.diagnoses import Diagnosis
 from conformance.plugin import PACKAGE_DIR
 from conformance.report.html import render_html
 from tests.conftest import requires_tool
@@ -126,19 +127,22 @@ def test_compare_reports_regressions_and_fixes_and_exits_on_a_regression(pyteste
     run_suite(pytester, "--backend=reference", f"--report={pytester.path / 'good'}")
     run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'bad'}")
     good, bad = pytester.path / "good" / "results.json", pytester.path / "bad" / "results.json"
-    for document in (good, bad):  # compare runs of one backend under two names: rename to align them
-        data = json.loads(document.read_text())
-        for record in data["items"]:
-            record["backend"] = "candidate"
-        document.write_text(json.dumps(data))
-    assert main(["compare", str(good), str(bad)]) == 1
+    # two backends compared (a vendor's runtime against the reference), each run's one backend as "candidate";
+    # a regression is grouped by its cause line
+    assert main(["compare", str(good), str(bad), "--as", "candidate"]) == 1
     text = capsys.readouterr().out
-    assert "## Regressions (1)\n- candidate MaxPool-12: 1\n  - MaxPool-12/small[float32]: pass -> fail" in text
-    assert main(["compare", str(bad), str(good)]) == 0
-    assert "## Fixes (1)" in capsys.readouterr().out
+    assert "## Regressions (1)\n- candidate fail: Y values differ: 1\n  - MaxPool-12/small[float32]: pass -> fail" in text
+    assert main(["compare", str(bad), str(good), "--as", "candidate"]) == 0
+    assert "## Fixes (1)\n- candidate MaxPool-12: 1" in capsys.readouterr().out
+    assert main(["compare", str(good), str(bad)]) == 2  # faulty and reference share no item
+    two = pytester.path / "two.json"
+    two.write_text(json.dumps({**json.loads(good.read_text()), "environment": {
+        **json.loads(good.read_text())["environment"], "backends": 2 * json.loads(good.read_text())["environment"]["backends"]}}))
+    assert main(["compare", str(two), str(bad), "--as", "x"]) == 2
+    assert "--as compares runs of one backend each; this run has 2" in capsys.readouterr().err
 
 
-def test_the_report_command_merges_runs_side_by_side(pytester, tmp_path, two_backend_run):
+def test_the_report_command_merges_runs_side_by_side(pytester, tmp_path, two_backend_run, capsys):
     _, out = two_backend_run
     whole = json.loads((out / "results.json").read_text())
     runs = []
@@ -149,7 +153,15 @@ def test_the_report_command_merges_runs_side_by_side(pytester, tmp_path, two_bac
         runs[-1].write_text(json.dumps(run))
     assert main(["report", *map(str, runs), "-o", str(tmp_path / "merged")]) == 0
     assert "Where the backends disagree" in (tmp_path / "merged" / "report.html").read_text()
+    assert "warning" not in capsys.readouterr().err  # the same items side by side
     assert main(["report", str(runs[0]), str(runs[0]), "-o", str(tmp_path / "twice")]) == 2  # its items would count twice
+    capsys.readouterr()
+    fewer = json.loads(runs[1].read_text())
+    fewer["items"] = fewer["items"][:2]
+    runs[1].write_text(json.dumps(fewer))
+    assert main(["report", *map(str, runs), "-o", str(tmp_path / "uneven")]) == 0
+    warning = capsys.readouterr().err
+    assert warning.startswith("conformance report: warning: the runs hold different items (") and warning.count("\n") == 1
 
 
 @requires_tool(None if CHROMIUM else "no chromium: apt-get install chromium")
@@ -193,7 +205,7 @@ def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_pat
     wrong = [r for r in document["items"] if r["backend"] == "ort" and r["outcome"] in FAILING_WORDS]
     assert 3 * len(drafted.entries) <= len(wrong)
     for record in (r for r in document["items"] if r["backend"] == "ort"):  # by id, or by the cause of its failure
-        found = drafted.find(record["id"], Verdict(Outcome(record["outcome"]), "", diagnosis=record.get("diagnosis", [])))
+        found = drafted.find(record["id"], Verdict(Outcome(record["outcome"]), "", diagnosis=[Diagnosis.from_json(d) for d in record.get("diagnosis", [])]))
         if record["outcome"] in ("fail", "error", "crash", "timeout"):
             assert found is not None and found.outcome.value == record["outcome"], record["id"]
         elif record["outcome"] == "pass":
@@ -266,6 +278,32 @@ def test_a_script_for_a_runtime_it_does_not_run_says_so_and_exits_2(item_id, tmp
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (2, "fill in run(): run the model on your runtime and return "
                                                           "its outputs in order")
+
+
+def test_repro_for_an_adapter_it_cannot_import_says_what_to_set_in_one_line(tmp_path, capsys):
+    """`conformance repro` is asked for one script, for that runtime: where its module cannot be
+    found, one line that says so beats a stub that exits 2."""
+    assert main(["repro", "MaxPool-12/2d_ceil[float32]", "--backend=not_here.mod:Runtime", "-o", str(tmp_path / "r.py")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("conformance repro: --backend=not_here.mod:Runtime: cannot import not_here.mod from here: ")
+    assert "PYTHONPATH" in error and error.count("\n") == 1 and not (tmp_path / "r.py").exists()
+
+
+def test_a_results_json_is_shown_in_its_own_run_s_words(tmp_path, capsys):
+    """The report reads each model's title from the document's catalogue, never from today's
+    analysis: a run of another day shows that day's titles. Every model the items name is in it."""
+    document = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
+    named = {m["model"] + (f":{m['constant']}" if "constant" in m else "")
+             for r in document["items"] for d in r.get("diagnosis", []) for m in d["models"]}
+    assert named and named | {n for r in document["items"] for n in r.get("retyped", [])} <= set(document["catalogue"])
+    today = {name: entry["title"] for name, entry in document["catalogue"].items()}
+    for name, entry in document["catalogue"].items():
+        entry["title"] = f"the title of its day for {name}"
+    (tmp_path / "old.json").write_text(json.dumps(document))
+    assert main(["report", str(tmp_path / "old.json"), "-o", str(tmp_path / "out")]) == 0
+    for page in ("summary.md", "report.html"):
+        text = (tmp_path / "out" / page).read_text()
+        assert "the title of its day for " in text and not [t for t in today.values() if t in text], page
 
 
 def test_the_record_type_is_the_schema_s_item():

@@ -190,7 +190,7 @@ def test_diagnosis_has_a_switch_and_a_budget_whose_cut_the_report_states(item_fo
     """--conformance-diagnosis-budget 0 turns diagnosis off; past its budget a failure is judged as
     ever but left undiagnosed, and the record and the report say so."""
     from conformance.backends import load_backend
-    from conformance.judge.analysis import diagnosis
+    from conformance.judge import diagnoses as diagnosis
     from conformance.judge.verdict import evaluate
     from conformance.report.causes import undiagnosed_line
     from tests.bundled import bundled_registry

@@ -120,7 +120,7 @@ def _run(tmp_path: Path, release: str, outcomes: dict[str, str], label: bool = T
                    **({"label": f"rt@{release}"} if label else {})}
     document = {"schema_version": SCHEMA_VERSION, "partial": False, "interrupted": False, "environment": environment,
                 "started": "2026-11-26T00:00:00Z", "finished": "2026-11-26T00:01:00Z",
-                "summary": {}, "collection_errors": [], "items": items}
+                "summary": {}, "collection_errors": [], "items": items, "catalogue": {}}
     path = tmp_path / release / "results.json"
     path.parent.mkdir()
     path.write_text(json.dumps(document))

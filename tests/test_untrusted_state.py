@@ -245,7 +245,7 @@ def test_a_planted_pickle_in_the_cache_runs_nothing_in_a_real_run(tmp_path):
 
 # --- results.json, read back by `conformance compare`, `report` and `expectations` ---------------
 
-RUN = {"schema_version": 1, "partial": False, "interrupted": False,
+RUN = {"schema_version": 2, "catalogue": {}, "partial": False, "interrupted": False,
        "environment": {"suite_version": "0", "backends": [{"name": "probe", "version": "1", "details": {}}],
                        "onnx": "1", "numpy": "2", "python": "3", "platform": "linux", "seed": 0, "cases": "cases"},
        "started": "2026-11-25T00:00:00+00:00", "finished": None, "summary": {"pass": 60}, "collection_errors": [],
@@ -309,7 +309,7 @@ def test_the_fast_schema_check_agrees_with_jsonschema():
     for key, value in [("outcome", "passed"), ("line", "7"), ("inputs", [{"name": "X"}]), ("attributes", []),
                        ("diff", [{"output": "Y", "summary": "s", "mask": ["x?"]}]), ("version", 12.5)]:
         documents.append(dict(RUN, items=[dict(record, **{key: value})]))
-    documents += [dict(RUN, extra=1), dict(RUN, schema_version=2), {k: v for k, v in RUN.items() if k != "items"}]
+    documents += [dict(RUN, extra=1), dict(RUN, schema_version=1), {k: v for k, v in RUN.items() if k != "items"}]
     validator = jsonschema.Draft202012Validator(_results_schema())
     for document in documents:
         assert (_results_check()(document, "") is None) == validator.is_valid(document)

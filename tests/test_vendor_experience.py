@@ -297,7 +297,7 @@ def test_the_html_report_clusters_failures_by_cause_per_backend_with_links():
                       "than kernel.", kernel_shape=[2], pads=[n, n]) for n in range(3)]
     items += [_record("small", 8, "only", "fail", "Y: shape [1, 1, 3], expected [1, 1, 2]"),
               _record("small", 22, "only", "pass", "")]
-    document = {"schema_version": 1, "partial": False, "interrupted": False, "started": "s", "finished": "f",
+    document = {"schema_version": 2, "catalogue": {}, "partial": False, "interrupted": False, "started": "s", "finished": "f",
                 "environment": {"backends": [{"name": n, "version": "1", "details": {}} for n in ("big", "small")],
                                 "onnx": "1", "numpy": "1", "python": "3", "platform": "p", "seed": 0, "cases": "c",
                                 "suite_version": "0"},
@@ -345,3 +345,39 @@ def test_the_command_says_its_version_in_one_line(capsys):
         main(["--version"])
     out = capsys.readouterr().out
     assert done.value.code == 0 and out.startswith(f"conformance {__version__} (python ") and out.count("\n") == 1
+
+
+MIXED_BACKEND = """
+import os
+
+import numpy as np
+
+from tests.faulty_backends import Faulty
+
+
+class FailsErrsAndCrashes(Faulty):
+    def run(self, model, inputs):
+        version = model.opset_import[0].version
+        if version == 8:
+            os._exit(3)
+        if version == 22:
+            raise RuntimeError("kernel exploded")
+        outputs = self.correct(model, inputs)
+        return [np.zeros_like(o) for o in outputs] if version in (11, 12) else outputs
+"""
+
+
+def test_junit_counts_failures_and_errors_as_the_terminal_does(pytester):
+    """fail and xpass are JUnit failures; error, crash and timeout its errors; each item once."""
+    pytester.makepyfile(mixed_backend=MIXED_BACKEND)
+    pytester.syspathinsert()
+    result = run_suite(pytester, "--cases", str(small_cases(pytester)), "--backend=mixed_backend:FailsErrsAndCrashes",
+                       "--junitxml", "junit.xml")
+    terminal = result.parseoutcomes()
+    assert (terminal.get("failed"), terminal.get("errors"), terminal.get("crash")) == (2, 1, 1), terminal  # pytest's words
+    suite = ElementTree.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert int(suite.get("failures")) == terminal.get("failed", 0) + terminal.get("xpass", 0)
+    assert int(suite.get("errors")) == sum(terminal.get(o, 0) for o in ("errors", "crash", "timeout"))
+    assert int(suite.get("tests")) == sum(terminal.values())
+    errors = [e.get("message") for e in suite.iter("error")]
+    assert sorted(m.split(":")[0] for m in errors) == ["crash", "error"], errors

@@ -24,7 +24,7 @@ from ..backends.isolation.runner import started
 from ..load.cases import bundled_case_dir, load_registry
 from ..atomic import write_atomically
 from ..report.writer import HTML_FILE, MARKDOWN_FILE, RESULTS_FILE, Results, numpy_scalars, environment
-from ..report.record import Environment
+from ..report.record import Environment, catalogue_of
 from .engine import DEFAULT_BUDGET, DEFAULT_SHRINK_S, Fuzzer, FuzzInterrupted, FuzzRun
 from .output import run_document, write_cases, write_repros
 from .space import select_targets
@@ -159,6 +159,7 @@ def write_fuzz_documents(env: Environment, documents: list[dict], directory: Pat
     document["items"] = sorted(document["items"] + [r for run in documents for r in run["records"]],
                                key=lambda r: (r["id"], r["backend"]))
     document["summary"] = dict(sorted(Counter(r["outcome"] for r in document["items"]).items()))
+    document["catalogue"] = catalogue_of(document["items"])
     document["fuzz"] = [run["section"] for run in documents]
     write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     write_atomically(directory / HTML_FILE, render_html(document))

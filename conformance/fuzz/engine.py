@@ -34,7 +34,10 @@ from ..backends import Backend
 from ..load.cases import Ambiguity, CaseError
 from ..load.dtypes import DTYPES
 from ..judge.oracle import LastComputed, ScriptValues
+from ..judge.catalogue import ORDER, entries
+from ..judge.diagnoses import Diagnosis
 from ..judge.verdict import SuiteError, Verdict, evaluate
+from ..report.causes import diagnostic, generic_words, title
 from ..outcomes import BACKEND_FAILURES, Outcome
 from ..expand.items import Item
 from .cases import NotDrawable, build_item
@@ -54,13 +57,12 @@ class Signature:
     kind: str  # what differs: an output's values or form, a refusal, an accepted invalid model, a crash
     dtype: str
     indices: bool
+    title: str = field(default="", compare=False)  # a diagnosed failure's: its models' titles
 
     def describe(self) -> str:
         if self.kind.startswith(DIAGNOSED):
-            from ..judge.analysis.diagnosis import titles
-
             name = self.kind.removeprefix(DIAGNOSED)
-            return f"{self.op}: {self.outcome}, reproduced exactly by a defect model: {titles([name])[0]} ({name})"
+            return f"{self.op}: {self.outcome}, reproduced exactly by a defect model: {self.title} ({name})"
         return f"{self.op} [{self.dtype}{', with Indices' if self.indices else ''}]: {self.outcome}, {self.kind}"
 
     def slug(self) -> str:
@@ -180,12 +182,13 @@ def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signat
     if config.get("reject"):
         kind = f"accepts a model that {config['reject'].split(':')[0]}"
     elif verdict.outcome is Outcome.ERROR:
-        kind = "refuses a valid model: " + _normalized(verdict.message)
+        kind = "refuses a valid model: " + generic_words(diagnostic({"message": verdict.message}))
     elif verdict.outcome is not Outcome.FAIL:
         kind = verdict.outcome.value
     elif verdict.diagnosis:  # one defect model explains it: one cluster, whatever the type or outputs
-        return Signature(item.id.split("/")[0].rpartition("-")[0], verdict.outcome.value,
-                         f"{DIAGNOSED}{min(verdict.diagnosis, key=_model_order)}", "", False)
+        chosen = min(verdict.diagnosis, key=_model_order)
+        return Signature(item.id.split("/")[0].rpartition("-")[0], verdict.outcome.value, f"{DIAGNOSED}{chosen.name}", "",
+                         False, title(chosen, entries([chosen.as_json()])))
     else:
         first = verdict.mismatches[0]
         kind = f"{first.output} {'form' if first.of_form else 'values'}"
@@ -199,13 +202,10 @@ def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signat
 DIAGNOSED = "diagnosed: "
 
 
-def _model_order(name: str) -> tuple[int, str]:
+def _model_order(diagnosis: Diagnosis) -> tuple[int, str]:
     """Single models before readings and pairs, in the library's order: the same choice for every
     configuration one bug hits."""
-    from ..judge.analysis.catalogue import DEFECTS
-
-    order = {d.name: i for i, d in enumerate(DEFECTS)}
-    return (order.get(name, len(order)), name)
+    return (ORDER.get(diagnosis.name, len(ORDER)), diagnosis.name)
 
 
 def merged_by_diagnosis(clusters: list[Cluster]) -> list[Cluster]:
@@ -215,7 +215,7 @@ def merged_by_diagnosis(clusters: list[Cluster]) -> list[Cluster]:
     groups: list[tuple[set[str], list[Cluster]]] = []
     kept = []
     for cluster in sorted(clusters, key=lambda c: c.found_after):
-        names = set(cluster.verdict.diagnosis) if cluster.signature.kind.startswith(DIAGNOSED) else set()
+        names = {d.name for d in cluster.verdict.diagnosis} if cluster.signature.kind.startswith(DIAGNOSED) else set()
         if not names and cluster.signature.outcome != Outcome.FAIL.value:  # one diagnostic, whatever the type
             s = cluster.signature
             names = {f"{s.op}\0{s.outcome}\0{s.kind}"}
@@ -230,17 +230,6 @@ def merged_by_diagnosis(clusters: list[Cluster]) -> list[Cluster]:
         first = min(members, key=lambda c: c.found_after)
         kept.append(dataclasses.replace(first, hits=sum(c.hits for c in members)))
     return kept
-
-
-def _normalized(message: str) -> str:
-    """A refusal's reason without where it was raised, numbers, names and shapes, so that one
-    cause is one kind."""
-    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : |Exception during initialization: |"
-                  r"Non-zero status code returned while running \w+ node\. Name:'[^']*' Status Message: |"
-                  r"\S+\.(?:cc|cpp|h|hpp|rs):\d+ ?|\w+(?:::\w+)+\([^)]*\) ?", "", message)
-    text = text.split(" was false. ", 1)[-1]  # ORT_ENFORCE: the condition, then the reason
-    text = re.sub(r"\[[^\]]*\]|\([^)]*\)|'[^']*'|\"[^\"]*\"|\d+", "#", text)
-    return re.sub(r"\s+", " ", text)[:90].strip()
 
 
 def _value_classes(shown: str) -> str:

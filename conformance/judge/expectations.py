@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 from ..load.cases import read_yaml
 from ..outcomes import Outcome
 from .analysis.catalogue import BY_NAME
-from .analysis.diagnosis import AT, SEPARATOR
+from .diagnoses import SEPARATOR
 from .verdict import Verdict
 
 
@@ -55,9 +55,9 @@ class Expectation:
         a model of the family it names."""
         if self.diagnosis is None or verdict.outcome is not self.outcome:
             return False
-        wanted = set(self.diagnosis.split(SEPARATOR))
+        wanted = set(self.diagnosis.split(SEPARATOR))  # the file's own spelling of a cause
         for found in verdict.diagnosis:
-            models = [part.partition(AT)[0] for part in found.split(SEPARATOR)]
+            models = [m.plain for m in found.models]
             named = set(models) | {BY_NAME[m].family for m in models if m in BY_NAME and BY_NAME[m].family}
             if wanted <= named:
                 return True

@@ -22,11 +22,12 @@ from ..semantics import OPENVINO_DOMAIN, Readings
 from . import undefined
 from .ambiguities import Questions, answer, combined_readings
 from .control import TwinFailed, failed_twin, first_line, run_on_copies
-from .analysis.diagnosis import SEPARATOR, diagnose
+from .analysis.diagnosis import diagnose
 from .compare import (Mismatch, compare, first_positions, matches, position_text, positions_ok,
                       reduced_positions_ok, same_bits, shown_value)
 from .analysis.retyping import Retyped, factored
 from .analysis.where import differences_lie
+from .diagnoses import Diagnosis, Model
 from .oracle import SuiteError, consult, derive
 
 UNDIAGNOSED = "the diagnosis budget of the run was spent (--conformance-diagnosis-budget)"
@@ -49,7 +50,7 @@ class Verdict:
     twin: TwinFailed | None = None
     flaky: bool = False  # a crash that some rerun of the item did not meet (--conformance-rerun-crashes)
     # fail: the defect models that reproduce the backend's outputs exactly (judge/analysis/diagnosis.py)
-    diagnosis: list[str] = field(default_factory=list)
+    diagnosis: list[Diagnosis] = field(default_factory=list)
     # fail, undiagnosed: the class of input window every wrong element's shares (judge/analysis/where.py)
     where: str | None = None
     undiagnosed: str | None = None  # fail: why no diagnosis was tried (the run's diagnosis budget spent)
@@ -185,7 +186,7 @@ def with_retyping(verdict: Verdict, retyped: list[Retyped]) -> Verdict:
     summary = "; ".join(m.summary for m in typed)
     details = "\n".join([*(m.text() for m in typed), *([verdict.details] if verdict.details else [])])
     if verdict.outcome is not Outcome.FAIL:  # the values as the documents (or a reading) give them
-        return Verdict(Outcome.FAIL, summary, details, verdict.ambiguities, typed, diagnosis=[SEPARATOR.join(names)],
+        return Verdict(Outcome.FAIL, summary, details, verdict.ambiguities, typed, diagnosis=[Diagnosis(tuple(map(Model, names)))],
                        retyped=names)
     return dataclasses.replace(verdict, message=f"{summary}; as {', '.join(r.wanted for r in retyped)}: {verdict.message}",
                                details=details, mismatches=typed + verdict.mismatches, retyped=names)

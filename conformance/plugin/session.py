@@ -20,7 +20,7 @@ from ..backends.isolation.runner import IsolatedBackend
 from ..expand.cache import expand_file, expansion_cache
 from ..expand.items import Item
 from ..judge.expectations import Expectations, load_expectations, load_skips
-from ..judge.analysis import diagnosis
+from ..judge.diagnoses import BUDGET
 from ..judge.lock import Lock, lock_path
 from ..judge.oracle import ScriptValues, script_values
 from ..load.cases import CaseError, bundled_case_dir, case_files, load_registry
@@ -121,7 +121,7 @@ class SuiteSession:
         budget = config.getoption("conformance_diagnosis_budget")
         if not 0 <= budget < float("inf"):
             raise pytest.UsageError(f"--conformance-diagnosis-budget {budget}: give seconds, 0 or more (0: no diagnosis)")
-        diagnosis.BUDGET.left = budget
+        BUDGET.left = budget
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()

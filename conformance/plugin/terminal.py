@@ -12,6 +12,7 @@ from ..outcomes import Outcome
 from ..report.results import cannot_run_lines
 from ..report.causes import failed_twin_lines, undiagnosed_line
 from ..report.writer import header_lines
+from .junit import count_errors_apart
 from .session import SuiteSession, report_record
 
 # (category, progress letter, verbose word) for pytest's summary
@@ -46,6 +47,9 @@ class TerminalTable:
             looked = (f"{path}/{names[0]}.yaml" if path.is_dir() else str(path))
             lines.append(f"conformance expectations of {target.spec}: " + (", ".join(found) or f"none ({looked} not found)"))
         return lines
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        count_errors_apart(session.config)
 
     def pytest_report_header(self) -> list[str]:
         extra = self.expectation_lines() if self.session.config.getoption("expectations") is not None else []

@@ -9,12 +9,31 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
+from ..judge.diagnoses import Diagnosis, Model
 from ..outcomes import FAILING_WORDS, Outcome
-from .record import ItemRecord
+from .record import ItemRecord, catalogue_of
 
 Record = ItemRecord
+# results.json's "catalogue": each model its run named, by name (title, family, family_title,
+# composite, retypes, order): what the lines read of the models, in the words of the run's own day.
+Catalogue = Mapping[str, Mapping[str, Any]]
+
+
+def diagnoses(record: Record) -> list[Diagnosis]:
+    """The record's diagnoses, typed."""
+    return [Diagnosis.from_json(d) for d in record.get("diagnosis") or []]
+
+
+def title(diagnosis: Diagnosis, catalogue: Catalogue) -> str:
+    """A diagnosis as a report line reads it: its models' titles joined by "and" (several bugs at
+    once), with the reading each was found under."""
+    def one(model) -> str:
+        text = catalogue.get(model.plain, {}).get("title", model.plain)
+        return f"{text} (under the reading {model.reading})" if model.reading else text
+
+    return " and ".join(one(m) for m in diagnosis.models)
 
 
 def detail_signature(record: Record) -> str:
@@ -41,15 +60,13 @@ ELEMENT_TYPE_NAMES = re.compile(r"\b(u?int(8|16|32|64)(_t)?|b?float(16|32|64)?|d
 DIAGNOSED = "reproduced exactly by a defect model: "
 
 
-def diagnosed_signature(outcome: str, names: list[str]) -> str:
-    """A diagnosed line: its models' titles, each with its name (several where each reproduces
+def diagnosed_signature(outcome: str, found: list[Diagnosis], catalogue: Catalogue) -> str:
+    """A diagnosed line: its diagnoses' titles, each with its name (several where each reproduces
     every item of the line: the items cannot tell them apart)."""
-    from ..judge.analysis.diagnosis import titles
-
-    return f"{outcome}: {DIAGNOSED}" + "; or ".join(f"{t} ({n})" for t, n in zip(titles(names), names))
+    return f"{outcome}: {DIAGNOSED}" + "; or ".join(f"{title(d, catalogue)} ({d.name})" for d in found)
 
 
-def cause_signature(record: Record, diagnosis: str | None = None) -> str:
+def cause_signature(record: Record, diagnosis: Diagnosis | None = None, catalogue: Catalogue | None = None) -> str:
     """A diagnosed failure's cause is its defect model (``diagnosis``: the one its line is named
     after, ``line_diagnoses``; by default the record's first), whatever outputs it touched.
 
@@ -59,9 +76,10 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
     refusal, a crash or an accepted invalid model, the message without numbers, element types,
     quotes or parenthesized details, and whether the model was an invalid one. Nothing in it names an open question: no item's difference
     depends on one where no reading gives it."""
-    names = record.get("diagnosis") or []
-    if names:
-        return diagnosed_signature(record["outcome"], [diagnosis or names[0]])
+    found = diagnoses(record)
+    if found:
+        return diagnosed_signature(record["outcome"], [diagnosis or found[0]],
+                                   catalogue_of([record]) if catalogue is None else catalogue)
     # a wrong element type is a cause of its own (its line: _add_retyped_lines): the values' line
     # is what differs besides it
     diffs = [d for d in record.get("diff") or [] if not (record.get("retyped") and " element type " in d["summary"])]
@@ -75,7 +93,14 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
         # ai.onnx, its core for its own opset), so a domain is a line of its own.
         domain = record.get("domain", "ai.onnx")
         return f"{record['outcome']}: {ACCEPTED}" + ("" if domain in ("", "ai.onnx") else f" of domain {domain}")
-    text = diagnostic(record)
+    invalid = " on an invalid model" if record.get("expected") == "reject" else ""  # a check missing, not a kernel bug
+    return f"{record['outcome']}{invalid}: " + generic_words(diagnostic(record))
+
+
+def generic_words(text: str) -> str:
+    """A runtime's words about a refusal or crash, the same for every item one check refuses: its
+    failed check's code, its status prefix, operator names, paths, numbers, shapes, quotes,
+    parenthesized details and element types made generic (the fuzz names its kinds by these too)."""
     text = re.sub(CHECK_FAILED, "", text)  # the code of a failed check, where its message follows it
     text = re.sub(ORT_STATUS, "", text)
     text = re.sub(r"\b(?:Nhwc)?Max(?:Pool|Unpool)\b", "<op>", text)  # one check, met by two operators
@@ -86,8 +111,7 @@ def cause_signature(record: Record, diagnosis: str | None = None) -> str:
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\([^()]*\)", "(…)", text)
     text = ELEMENT_TYPE_NAMES.sub("<type>", text)
-    invalid = " on an invalid model" if record.get("expected") == "reject" else ""  # a check missing, not a kernel bug
-    return f"{record['outcome']}{invalid}: " + " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
+    return " ".join(re.sub(r"\d+(\.\d+)?(e[+-]?\d+)?", "#", text).split())
 
 
 # A failed check as C++ runtimes report it: its source location, its function and its condition
@@ -161,8 +185,8 @@ class Cluster:
         return {k: v for k, v in first.items() if all(r.get("attributes", {}).get(k) == v for r in self.records)}
 
 
-def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
-    """(backend, id) -> the defect model whose line a diagnosed record joins: of the models that
+def line_diagnoses(records: list[Record], catalogue: Catalogue) -> dict[tuple[str, str], Diagnosis]:
+    """(backend, id) -> the diagnosis whose line a diagnosed record joins: of those that
     reproduce it, the one that reproduces most of its backend's records of its own operator and
     version (a runtime picks its kernel per node: ort-js runs MaxPool-1 on its CPU provider and
     MaxPool-8 on WebGPU), then most of all its records (a family's models counted
@@ -172,82 +196,70 @@ def line_diagnoses(records: list[Record]) -> dict[tuple[str, str], str]:
     whose diagnosis names it alone or with others (two bugs at once: the rarer is what sets the
     item apart; the other has its own line); but a model that pools in another type (float64
     through float32) only carries the other's bug into that type, and the item joins the other's line."""
-    from ..judge.analysis.catalogue import BY_NAME
-    from ..judge.analysis.diagnosis import SEPARATOR
+    def entry(model: Model) -> Mapping[str, Any]:
+        return catalogue.get(model.plain, {})
 
-    def models(name: str) -> list[str]:  # a diagnosis's models, without the readings they were found under
-        return without_readings(name).split(SEPARATOR)
+    def kin(model: Model) -> str:  # a model of a family counts with its family: one bug in several kernels
+        return entry(model).get("family") or model.plain
 
-    def kin(name: str) -> str:  # a model of a family counts with its family: one bug in several kernels
-        return (BY_NAME[name].family or name) if name in BY_NAME else name
+    def group(d: Diagnosis) -> str:  # one model found under the documents' readings: its family's
+        return kin(d.models[0]) if len(d.models) == 1 and d.models[0].reading is None else d.name
 
     def node(r: Record) -> tuple:  # the kernel a runtime registers: per operator and version
         return r.get("domain"), r.get("op"), r.get("version")
 
-    reach: Counter = Counter((r["backend"], group) for r in records
-                             for group in {kin(name) for name in r.get("diagnosis") or []})
-    reach_at: Counter = Counter((r["backend"], node(r), group) for r in records
-                                for group in {kin(name) for name in r.get("diagnosis") or []})
-    named: Counter = Counter((r["backend"], group) for r in records
-                             for group in {kin(m) for name in r.get("diagnosis") or [] for m in models(name)})
+    found = {(r["backend"], r["id"]): diagnoses(r) for r in records if r.get("diagnosis")}
+    reach: Counter = Counter((backend, g) for (backend, _), ds in found.items() for g in {group(d) for d in ds})
+    reach_at: Counter = Counter((r["backend"], node(r), g) for r in records if r.get("diagnosis")
+                                for g in {group(d) for d in found[r["backend"], r["id"]]})
+    named: Counter = Counter((backend, g) for (backend, _), ds in found.items()
+                             for g in {kin(m) for d in ds for m in d.models})
 
-    def line(r: Record) -> str:
-        backend, names = r["backend"], r["diagnosis"]
-        best = max(names, key=lambda n: (not any(m in BY_NAME and BY_NAME[m].composite for m in models(n)),
-                                         reach_at[backend, node(r), kin(n)], reach[backend, kin(n)], -names.index(n)))
-        if SEPARATOR not in best:
+    def line(r: Record) -> Diagnosis:
+        backend, ds = r["backend"], found[r["backend"], r["id"]]
+        best = max(ds, key=lambda d: (not any(entry(m).get("composite") for m in d.models),
+                                      reach_at[backend, node(r), group(d)], reach[backend, group(d)], -ds.index(d)))
+        if len(best.models) == 1:
             return best
-        parts = models(best)
-        carried = [part for part in parts if not (part in BY_NAME and BY_NAME[part].retypes)]
-        return min(carried or parts, key=lambda part: (named[backend, kin(part)], parts.index(part)))
+        parts = [Model(m.name, constant=m.constant) for m in best.models]
+        carried = [part for part in parts if not entry(part).get("retypes")]
+        return Diagnosis((min(carried or parts, key=lambda part: (named[backend, kin(part)], parts.index(part))),))
 
     return {(r["backend"], r["id"]): line(r) for r in records if r.get("diagnosis")}
 
 
-def without_readings(name: str) -> str:
+def without_readings(diagnosis: Diagnosis) -> Diagnosis:
     """A diagnosis's models without the readings of open questions it was found under: the model is
     the bug, the reading only which answer the documents allow the runtime chose."""
-    from ..judge.analysis.diagnosis import AT, SEPARATOR
-
-    return SEPARATOR.join(part.partition(AT)[0] for part in name.split(SEPARATOR))
+    return Diagnosis(tuple(Model(m.name, constant=m.constant) for m in diagnosis.models))
 
 
-def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
+def failure_clusters(items: list[Record], catalogue: Catalogue | None = None) -> dict[str, list[Cluster]]:
     """Each backend's failing items clustered by cause: diagnosed items by defect model (the models
     of one family, one bug in several kernels, share a line), the others by cause signature; the
     diagnosed lines first, then the largest. An item that several models reproduce joins the line
-    of the one that reproduces most of the backend's items."""
-    from ..judge.analysis.catalogue import FAMILIES, family_of
-    from ..judge.analysis.diagnosis import AT
-
+    of the one that reproduces most of the backend's items. ``catalogue``: the document's (records
+    judged in this process: this process's catalogue)."""
     failing = [r for r in items if r["outcome"] in FAILING_WORDS]
-    chosen = line_diagnoses(failing)
+    catalogue = catalogue_of(failing) if catalogue is None else catalogue
+    chosen = line_diagnoses(failing, catalogue)
     grouped: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in failing:
-        name = chosen.get((r["backend"], r["id"]))
-        plain = without_readings(name) if name else None
-        family = family_of(plain) if plain else None
+        line = chosen.get((r["backend"], r["id"]))
+        plain = without_readings(line) if line else None
+        family = catalogue.get(plain.plain, {}).get("family") if plain and len(plain.models) == 1 else None
         if r.get("twin"):  # the minimal valid model fails too: that is the line, whatever the item is
             key = twin_signature(r)
+        elif family:
+            key = f"{r['outcome']}: {DIAGNOSED}{catalogue[plain.plain]['family_title']}"  # type: ignore[union-attr]
         else:
-            key = f"{r['outcome']}: {DIAGNOSED}{FAMILIES[family]}" if family else cause_signature(r, plain)
+            key = cause_signature(r, plain, catalogue)
         grouped[r["backend"], key].append(r)
     for (backend, signature), records in list(grouped.items()):  # name every model that reproduces the whole line
         if DIAGNOSED in signature:
-            names = list(dict.fromkeys(without_readings(chosen[backend, r["id"]]) for r in records))
-            shared = [n for n in records[0]["diagnosis"] if n not in names and all(n in r["diagnosis"] for r in records)]
-            if family_of(names[0]):
-                renamed = f"{signature} ({', '.join(sorted(names + shared))})"
-            else:
-                renamed = diagnosed_signature(records[0]["outcome"], [names[0], *shared]) if shared else signature
-            paired = sum(1 for r in records if not set(names) & {without_readings(n) for n in r["diagnosis"]})
-            if paired:  # two bugs at once: the other model has a line of its own
-                renamed += f"; {paired} of its items with another defect model (each item's diagnosis names both)"
-            read = sum(1 for r in records if AT in chosen[backend, r["id"]])
-            if read and read < len(records):
-                renamed += f"; {read} of its items under a reading of an open question (each item's diagnosis names it)"
-            grouped[backend, renamed] = grouped.pop((backend, signature))
-    _add_retyped_lines(grouped, failing)
+            grouped[backend, _line_named(signature, records, [chosen[backend, r["id"]] for r in records], catalogue)] = (
+                grouped.pop((backend, signature)))
+    _add_retyped_lines(grouped, failing, catalogue)
     _name_failed_twins(grouped)
     _split_by_deciding_attributes(grouped, items)
     _merge_refusals_by_deciding_attributes(grouped, items)
@@ -259,22 +271,39 @@ def failure_clusters(items: list[Record]) -> dict[str, list[Cluster]]:
     return dict(clusters)
 
 
+def _line_named(signature: str, records: list[Record], chosen: list[Diagnosis], catalogue: Catalogue) -> str:
+    """A diagnosed line's name: every diagnosis that reproduces each of its items, and how many of
+    them carry a second model or were found under a reading."""
+    names = list(dict.fromkeys(without_readings(d) for d in chosen))
+    found = [diagnoses(r) for r in records]
+    shared = [d for d in found[0] if d not in names and all(d in ds for ds in found)]
+    if catalogue.get(names[0].plain, {}).get("family") and len(names[0].models) == 1:
+        renamed = f"{signature} ({', '.join(sorted(d.name for d in names + shared))})"
+    else:
+        renamed = diagnosed_signature(records[0]["outcome"], [names[0], *shared], catalogue) if shared else signature
+    paired = sum(1 for ds in found if not set(names) & {without_readings(d) for d in ds})
+    if paired:  # two bugs at once: the other model has a line of its own
+        renamed += f"; {paired} of its items with another defect model (each item's diagnosis names both)"
+    read = sum(1 for d in chosen if any(m.reading for m in d.models))
+    if read and read < len(records):
+        renamed += f"; {read} of its items under a reading of an open question (each item's diagnosis names it)"
+    return renamed
+
+
 def several_causes(record: Record) -> bool:
     """Whether the item carries a wrong element type beside wrong values: it sits on both lines."""
-    from ..judge.analysis.diagnosis import SEPARATOR
-
     retyped = record.get("retyped") or []
-    return bool(retyped) and record.get("diagnosis") != [SEPARATOR.join(retyped)]
+    return bool(retyped) and [[m.plain for m in d.models] for d in diagnoses(record)] != [retyped]
 
 
-def _add_retyped_lines(grouped: dict[tuple[str, str], list[Record]], failing: list[Record]) -> None:
+def _add_retyped_lines(grouped: dict[tuple[str, str], list[Record]], failing: list[Record], catalogue: Catalogue) -> None:
     """An item answered in another element type and with wrong values joins its type's line too
     (its values' line holds it already): a cause's line counts every item it explains."""
     for r in failing:
         if r.get("twin") or not several_causes(r):
             continue
         for name in r["retyped"]:
-            signature = diagnosed_signature(r["outcome"], [name])
+            signature = diagnosed_signature(r["outcome"], [Diagnosis((Model(name),))], catalogue)
             key = next((k for k in grouped if k[0] == r["backend"] and k[1].startswith(signature)), (r["backend"], signature))
             grouped[key].append(r)
 

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..outcomes import FAILING_WORDS, Outcome
+from .causes import failure_clusters
 from .record import RunDocument
 from .results import observed_reading, shorten
 
@@ -71,12 +72,22 @@ def compare_runs(old: RunDocument, new: RunDocument) -> Comparison:
     return result
 
 
+def _causes_of(new: RunDocument, changes: list[Change]) -> dict[tuple[str, str], str]:
+    """(backend, id) -> the cause line its new failure joins (report/causes.py), for the changes
+    whose new outcome is a failure: a regression is named by its root cause, not its operator."""
+    wanted = {(c.backend, c.id) for c in changes}
+    records = [r for r in new["items"] if (r["backend"], r["id"]) in wanted]
+    return {(backend, r["id"]): line.signature for backend, lines in failure_clusters(records, new["catalogue"]).items()
+            for line in lines for r in line.records}
+
+
 def render_comparison(old: RunDocument, new: RunDocument, comparison: Comparison) -> str:
     def versions(document):
         return ", ".join(f"{b['name']} {b['version']}" for b in document["environment"]["backends"])
 
     lines = [f"# Conformance: {versions(old)} ({old['started']}) -> {versions(new)} ({new['started']})", "",
              f"{comparison.compared} items in both runs; {comparison.added} new, {comparison.removed} gone.", ""]
+    cause = _causes_of(new, comparison.regressions + comparison.changed_failures)
     for title, changes in [("Regressions", comparison.regressions), ("Fixes", comparison.fixes),
                            ("Newly supported (unsupported before: never judged)", comparison.newly_supported),
                            ("Failures that changed kind", comparison.changed_failures),
@@ -84,10 +95,10 @@ def render_comparison(old: RunDocument, new: RunDocument, comparison: Comparison
                            ("Other changes", comparison.other_changes)]:
         lines.append(f"## {title} ({len(changes)})")
         grouped: dict[tuple[str, str], list[Change]] = defaultdict(list)
-        for change in changes:
-            grouped[change.backend, change.op_version].append(change)
-        for (backend, op_version), members in sorted(grouped.items()):
-            lines.append(f"- {backend} {op_version}: {len(members)}")
+        for change in changes:  # by cause where the item now fails, else by operator version
+            grouped[change.backend, cause.get((change.backend, change.id), change.op_version)].append(change)
+        for (backend, line), members in sorted(grouped.items()):
+            lines.append(f"- {backend} {line}: {len(members)}")
             lines += [f"  - {c.id}: {c.old} -> {c.new}: {shorten(c.message, 200)}" for c in members]
         lines.append("")
     return "\n".join(lines)

@@ -11,10 +11,10 @@ import yaml
 
 from ..judge.verdict import first_line
 from ..outcomes import BACKEND_FAILURES, Outcome
-from ..judge.analysis.diagnosis import titles
+from ..judge.diagnoses import Diagnosis
 from .record import ItemRecord, RunDocument
 from .results import shorten
-from .causes import failure_clusters, line_diagnoses, without_readings
+from .causes import Catalogue, failure_clusters, line_diagnoses, title, without_readings
 
 
 def draft_expectations(document: RunDocument, backend: str) -> str:
@@ -27,8 +27,9 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
     if not items:
         raise ValueError(f"the run has no items of backend {backend!r}")
     wrong_words = {o.value for o in BACKEND_FAILURES}
-    lines = failure_clusters([r for r in items if r["outcome"] in wrong_words]).get(backend, [])
-    chosen = line_diagnoses([r for line in lines for r in line.records])
+    catalogue = document["catalogue"]
+    lines = failure_clusters([r for r in items if r["outcome"] in wrong_words], catalogue).get(backend, [])
+    chosen = line_diagnoses([r for line in lines for r in line.records], catalogue)
     entries: list[dict[str, Any]] = []
     listed: set[str] = set()
     for line in lines:
@@ -43,7 +44,7 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
                   and r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.DIVERGENT.value)]
         listed.update(uncovered)
         if line.diagnosed:  # by cause: the items the model reproduces wherever they show, not the ids seen
-            entries += _by_cause(line.records, {r["id"]: chosen[backend, r["id"]] for r in wrong})
+            entries += _by_cause(line.records, {r["id"]: chosen[backend, r["id"]] for r in wrong}, catalogue)
             continue
         while uncovered:
             first = next(r for r in wrong if r["id"] in uncovered)
@@ -56,13 +57,9 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
                     best, covered = glob, hits
             for item_id in covered:
                 del uncovered[item_id]
-            name = chosen.get((backend, first["id"])) if line.diagnosed else None
             entry = {"match": best, "outcome": first["outcome"]}
-            if name:
-                entry.update(reason=f"{titles([name])[0]} (reproduced exactly by the defect model {name})", cause=name)
-            else:
-                example = shorten(first_line(first["message"], "no message"), 200)
-                entry["reason"] = f"{line.signature.partition(': ')[2]} (for example: {example})"
+            example = shorten(first_line(first["message"], "no message"), 200)
+            entry["reason"] = f"{line.signature.partition(': ')[2]} (for example: {example})"
             entries.append(entry)
     version = next(b["version"] for b in document["environment"]["backends"] if b["name"] == backend)
     draft = {"backend": backend, "tested_with": version, "entries": entries}
@@ -73,16 +70,16 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
     return header + yaml.safe_dump(draft, sort_keys=False, width=100, allow_unicode=True)
 
 
-def _by_cause(records: list[ItemRecord], names: dict[str, str]) -> list[dict[str, Any]]:
+def _by_cause(records: list[ItemRecord], names: dict[str, Diagnosis], catalogue: Catalogue) -> list[dict[str, Any]]:
     """One entry per defect model (and outcome) of a diagnosed line: ``diagnosis`` takes an item
     whose failure the model reproduces exactly, whichever items a machine's kernels make fail (a
     draft from ``--conformance-sample`` is no narrower than the run it came from)."""
-    found: dict[tuple[str, str], None] = {}
+    found: dict[tuple[Diagnosis, str], None] = {}
     for r in records:
         found[without_readings(names[r["id"]]), r["outcome"]] = None
-    return [{"diagnosis": name, "outcome": outcome,
-             "reason": f"{titles([name])[0]} (reproduced exactly by the defect model {name})", "cause": name}
-            for name, outcome in found]
+    return [{"diagnosis": d.name, "outcome": outcome,
+             "reason": f"{title(d, catalogue)} (reproduced exactly by the defect model {d.name})", "cause": d.name}
+            for d, outcome in found]
 
 
 def _candidate_globs(record: ItemRecord) -> list[str]:

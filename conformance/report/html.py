@@ -56,7 +56,7 @@ def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None
         _regressions(items),
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
-        _failures(items, names, failure_clusters(items) if clusters is None else clusters),
+        _failures(items, names, failure_clusters(items, document["catalogue"]) if clusters is None else clusters),
         fuzz_html(document),
         _divergences(items),
         _known_failures(items),

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from datetime import datetime, timezone
 
-from .record import SCHEMA_VERSION, Environment, ItemRecord, RunDocument
+from .record import SCHEMA_VERSION, Environment, ItemRecord, RunDocument, catalogue_of
 
 JOURNAL_FILE = "results.journal.jsonl"
 
@@ -25,6 +25,7 @@ def document_of(env: Environment, started: str, records: list[ItemRecord], colle
         "summary": dict(sorted(Counter(r["outcome"] for r in records).items())),
         "collection_errors": [{"node": n, "message": m} for n, m in sorted(collection_errors.items())],
         "items": sorted(records, key=lambda r: (r["id"], r["backend"])),
+        "catalogue": catalogue_of(records),
     }
 
 

@@ -7,15 +7,16 @@ takes ``RunDocument`` for the whole document."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Iterable, TypedDict
 
 import numpy as np
 
 from ..expand.items import Item, qualified_op
+from ..judge.catalogue import entries
 from ..judge.verdict import Verdict
 from ..expand.selectors import question_columns
 
-SCHEMA_VERSION = 1  # of results.json and of the journal
+SCHEMA_VERSION = 2  # of results.json and of the journal (2: a diagnosis typed, the document's catalogue)
 REASON_LIMIT = 8000  # characters of a backend's whole reason (an error's text, a child's stderr) kept
 
 
@@ -51,7 +52,7 @@ class ItemRecord(TypedDict, total=False):
     readings: dict[str, list[str]]
     control: str
     twin: dict[str, str]  # id, outcome, message: the valid twin's failure, where it is no declared refusal
-    diagnosis: list[str]
+    diagnosis: list[dict[str, Any]]  # judge/diagnoses.py's Diagnosis.as_json: its name and models
     retyped: list[str]  # the outputs answered in another element type, each a cause beside the values'
     where: str
     undiagnosed: str
@@ -100,6 +101,7 @@ class RunDocument(TypedDict, total=False):
     summary: dict[str, int]  # items per outcome
     collection_errors: list[CollectionError]
     items: list[ItemRecord]
+    catalogue: dict[str, dict[str, Any]]  # the models the items name, each once (``catalogue_of``)
     fuzz: list[dict[str, Any]]  # `conformance fuzz` runs (schema's $defs/fuzz)
 
 
@@ -145,7 +147,7 @@ def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
     if verdict.readings:
         record["readings"] = verdict.readings
     if verdict.diagnosis:
-        record["diagnosis"] = verdict.diagnosis
+        record["diagnosis"] = [d.as_json() for d in verdict.diagnosis]
     if verdict.retyped:
         record["retyped"] = verdict.retyped
     if verdict.where:
@@ -157,6 +159,15 @@ def with_verdict(record: ItemRecord, verdict: Verdict) -> ItemRecord:
     elif verdict.details.strip() and verdict.details.strip() != verdict.message:  # an error's whole text
         record["reason"] = bounded(verdict.details.strip())
     return record
+
+
+def catalogue_of(records: Iterable[ItemRecord]) -> dict[str, dict[str, Any]]:
+    """The catalogue entries of every model ``records`` name (in a diagnosis, or as a retyping), as
+    this process's catalogue gives them: a run's document carries them once (``catalogue``)."""
+    records = list(records)
+    named = [d for r in records for d in r.get("diagnosis") or []]
+    retyped = [{"models": [{"model": name}]} for r in records for name in r.get("retyped") or []]
+    return entries(named + retyped)
 
 
 def seen_line(record: ItemRecord) -> str:

@@ -80,9 +80,24 @@ def load(paths: Iterable[Path]) -> RunDocument:
         merged["collection_errors"] = [e for d in documents for e in d["collection_errors"]]
         merged["partial"] = any(d["partial"] for d in documents)
         merged["summary"] = dict(Counter(r["outcome"] for r in merged["items"]))
+        merged["catalogue"] = {name: entry for d in reversed(documents) for name, entry in d["catalogue"].items()}  # the first run's words first
         if any("fuzz" in d for d in documents):
             merged["fuzz"] = [run for d in documents for run in d.get("fuzz", [])]
     return merged
+
+
+def uneven_items(document: RunDocument) -> str | None:
+    """Where the backends side by side ran different items (a sample beside a whole run, another
+    -k): a warning, one line, with each backend's count; their totals do not compare."""
+    ids: dict[str, set[str]] = defaultdict(set)
+    for r in document["items"]:
+        ids[r["backend"]].add(r["id"])
+    if len({frozenset(found) for found in ids.values()}) <= 1:
+        return None
+    shared = set.intersection(*ids.values())
+    counts = ", ".join(f"{backend} {len(found):,}" for backend, found in ids.items())
+    return (f"the runs hold different items ({counts}; {len(shared):,} in all of them): an item one run lacks is "
+            f"absent from its column, and the totals do not compare")
 
 
 def _label_runs(documents: list[RunDocument]) -> None:
@@ -104,6 +119,18 @@ def _label_runs(documents: list[RunDocument]) -> None:
     for document in documents:
         _rename(document, {b["name"]: f"{b['name']}@{b['version']}" for b in document["environment"]["backends"]
                            if b["name"] in shared})
+
+
+def as_backend(document: RunDocument, name: str, path: Path) -> RunDocument:
+    """A copy of a run of one backend with that backend named ``name`` (two backends compared as
+    one: ``conformance compare A B --as NAME``); ResultsError where the run has several."""
+    backends = [b["name"] for b in document["environment"]["backends"]]
+    if len(backends) != 1:
+        raise ResultsError(f"{path}: --as compares runs of one backend each; this run has {len(backends)} "
+                           f"({', '.join(backends)})")
+    copy = document.copy()
+    _rename(copy, {backends[0]: name})
+    return copy
 
 
 def _rename(document: RunDocument, names: dict[str, str]) -> None:
@@ -306,7 +333,7 @@ def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | 
     for r in regressions:
         shown = ", ".join(f"{v}: {o}" for v, o in r["outcomes"].items())
         lines.append(f"- {r['backend']}: {r['op']} {r['case']} [{r['dtype']}]: {shown}")
-    clusters = failure_clusters(items) if clusters is None else clusters
+    clusters = failure_clusters(items, document["catalogue"]) if clusters is None else clusters
     lines += ["", f"## Failures ({failing_items(c for cs in clusters.values() for c in cs)}), by cause", ""]
     for backend, found in clusters.items():
         for cluster in found:

@@ -55,6 +55,7 @@ class Run:
         self.records = [_as_listed(r) if r["outcome"] == Outcome.XFAIL.value and isinstance(r.get("expectation"), dict)
                         else r for r in items]
         self.summary = Counter(r["outcome"] for r in items)
+        self.catalogue = document["catalogue"]
 
 
 def _as_listed(record: ItemRecord) -> ItemRecord:
@@ -119,7 +120,7 @@ def _causes(runs: list[Run]) -> list[dict[str, Any]]:
     that now shows otherwise), with how many still fail; no next release, neither."""
     seen: dict[str, dict[str, Any]] = {}
     for index, run in enumerate(runs):
-        for clusters in failure_clusters(run.records).values():
+        for clusters in failure_clusters(run.records, run.catalogue).values():
             for cluster in clusters:
                 cause = seen.setdefault(cluster.signature, {"signature": cluster.signature, "releases": {}, "example": None})
                 cause["releases"][run.release] = len(cluster.records)
@@ -154,7 +155,7 @@ def _regressions(runs: list[Run]) -> list[dict[str, Any]]:
         if not broken:
             continue
         lines = [{"signature": c.signature, "items": len(c.records), "example": c.smallest["id"]}
-                 for clusters in failure_clusters(broken).values() for c in clusters]
+                 for clusters in failure_clusters(broken, newer.catalogue).values() for c in clusters]
         found.append({"from": older.release, "to": newer.release, "items": len(broken), "causes": lines})
     return found
 

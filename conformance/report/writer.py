@@ -195,7 +195,7 @@ def write_reports(results: Results, partial: bool, interrupted: bool,
     document = results.document(partial, interrupted)
     directory = results.directory
     assert directory is not None, "results without a report directory are never written"
-    clusters = failure_clusters(document["items"])  # once: the scripts, the HTML and the Markdown show the same lines
+    clusters = failure_clusters(document["items"], document["catalogue"])  # once: the scripts, the HTML and the Markdown show the same lines
     if not partial and values_of is not None:
         write_scripts(document, directory, values_of, items_of, clusters)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
@@ -225,7 +225,7 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
     cases = Path(document["environment"]["cases"])
     seed = document["environment"]["seed"]
     _real_directory(Path(directory / SCRIPTS_DIR))
-    for lines in (failure_clusters(document["items"]) if clusters is None else clusters).values():
+    for lines in (failure_clusters(document["items"], document["catalogue"]) if clusters is None else clusters).values():
         for cluster in lines[:SHOWN_CLUSTERS]:
             record = cluster.smallest
             spec = next((w.partition("=")[2] for w in shlex.split(record.get("script", "")) if w.startswith("--backend=")), None)

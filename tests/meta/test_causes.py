@@ -9,6 +9,7 @@ from conformance.plugin import PACKAGE_DIR
 from conformance.report.results import read_results
 from conformance.report.causes import cause_signature, detail_signature, failure_clusters
 from tests.cause_trial import trial
+from tests.support.named import written
 
 pytest_plugins = ["pytester"]
 
@@ -155,9 +156,9 @@ def test_undiagnosed_values_are_grouped_by_the_windows_their_wrong_elements_shar
 
 def test_a_model_found_under_a_reading_joins_the_model_s_line():
     """The reading is which answer the documents allow that the runtime chose; the model is the bug."""
-    plain = _record("Indices: 1 of 3 differ", "Indices: 1 of 3 differ", [], diagnosis=["indices_per_plane"])
+    plain = _record("Indices: 1 of 3 differ", "Indices: 1 of 3 differ", [], diagnosis=[written("indices_per_plane")])
     read = dict(_record("Indices: 2 of 5 differ", "Indices: 2 of 5 differ", [],
-                        diagnosis=["indices_per_plane@same-pad-negative:negative-split-floor"]), id="MaxPool-12/y[float32]")
+                        diagnosis=[written("indices_per_plane@same-pad-negative:negative-split-floor")]), id="MaxPool-12/y[float32]")
     (line,) = failure_clusters([plain, read])["b"]
     assert "(indices_per_plane)" in line.signature and "@" not in line.signature.split(";")[0]
     assert "1 of its items under a reading of an open question" in line.signature
@@ -167,7 +168,7 @@ def test_an_item_two_models_reproduce_joins_the_line_its_operator_version_s_item
     """ort-js[ep=webgpu]: MaxPool-1 runs on the CPU provider (MLAS), MaxPool-8 on WebGPU; a 1-D item
     of MaxPool-1 that both kernels' models reproduce joins MLAS's line, though WebGPU's has more."""
     def record(version: int, n: int, diagnosis: list[str]) -> dict:
-        return dict(_record("Y: 1 of 3 differ", "Y: 1 of 3 differ", [], diagnosis=diagnosis), version=version,
+        return dict(_record("Y: 1 of 3 differ", "Y: 1 of 3 differ", [], diagnosis=[written(d) for d in diagnosis]), version=version,
                     id=f"MaxPool-{version}/x{n}[float32]")
 
     records = [record(8, n, ["nan_never_selected_seed_kept"]) for n in range(5)]

@@ -11,7 +11,10 @@ import pytest
 from conformance.judge.analysis.catalogue import BY_NAME, DEFECTS
 from conformance.judge.analysis.models.kit import DefectModel, Facts, stacked
 from conformance.judge.compare import same_bytes
-from conformance.judge.analysis.diagnosis import facts, titles
+from conformance.judge.analysis.diagnosis import facts
+from conformance.judge.catalogue import entries
+from conformance.judge.diagnoses import Diagnosis
+from conformance.report.causes import title
 from conformance.judge.oracle import consult
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
@@ -22,6 +25,7 @@ from tests.faulty_backends import Faulty
 from tests.mutants import READINGS_ONLY, Mutant
 from tests.support.tiers import share_of, split_items
 from tests.meta.test_mutants import REGISTRY, MutantBackend, items_round_robin
+from tests.support.named import names
 
 PER_MODEL = 60  # items a model can change the answer of, round-robin over the case classes
 
@@ -44,7 +48,7 @@ def _records(backend, items) -> list[dict]:
         verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
         if verdict.outcome is Outcome.FAIL:
             record = item_record(item, bundled_case_dir())
-            record.update(backend=backend.name, outcome="fail", message=verdict.message, diagnosis=verdict.diagnosis)
+            record.update(backend=backend.name, outcome="fail", message=verdict.message, diagnosis=[d.as_json() for d in verdict.diagnosis])
             found.append(record)
     return found
 
@@ -88,7 +92,7 @@ def test_a_defect_model_run_as_a_backend_is_diagnosed_as_itself(model, share):
         assert failed, f"{model.name} changes no answer on the {len(relevant(model))} items it applies to"
     if not failed:
         return
-    assert all(model.name in r["diagnosis"] for r in failed), [(r["id"], r["diagnosis"]) for r in failed][:3]
+    assert all(model.name in names(r["diagnosis"]) for r in failed), [(r["id"], names(r["diagnosis"])) for r in failed][:3]
     lines = failure_clusters(failed)[backend.name]
     if model.composite:  # two bugs in one kernel: the items that show one of them only join its line
         assert model.name in lines[0].signature and all(line.diagnosed for line in lines)
@@ -99,9 +103,9 @@ def test_a_defect_model_run_as_a_backend_is_diagnosed_as_itself(model, share):
 def test_every_model_has_a_title_and_says_where_it_was_seen():
     assert len({m.name for m in DEFECTS}) == len(DEFECTS) >= 40
     assert all(m.title and m.seen for m in DEFECTS)
-    assert titles(["padding_is_zero+indices_per_plane"]) == [
+    assert title(Diagnosis.of("padding_is_zero", "indices_per_plane"), entries([Diagnosis.of("padding_is_zero", "indices_per_plane").as_json()])) == (
         "padding takes part in the maximum with the value 0 and Indices omit the N·C plane offset (they count "
-        "within each plane, as PyTorch's do)"]
+        "within each plane, as PyTorch's do)")
 
 
 class AddsNoise(Faulty):
@@ -118,7 +122,7 @@ class AddsNoise(Faulty):
 def test_an_answer_no_model_gives_is_not_diagnosed():
     items = [i for i in items_round_robin()[:400] if not i.case.reject]
     failed = _records(AddsNoise(), items)
-    assert failed and not [r["id"] for r in failed if r["diagnosis"]]
+    assert failed and not [r["id"] for r in failed if names(r["diagnosis"])]
 
 
 def test_a_correct_backend_has_no_diagnosis():
@@ -144,10 +148,10 @@ def test_three_bugs_at_once_are_named_where_indices_carry_the_third():
              and i.inputs[0].dtype.name == "float32"][:40]
     failed = _records(backend, items)
     named = [r for r in failed if "indices_per_plane+accumulator_starts_at_sentinel+window_loop_stops_at_begin_padding"
-             in r["diagnosis"]]
-    assert len(named) >= 5, [(r["id"], r["diagnosis"]) for r in failed][:5]
+             in names(r["diagnosis"])]
+    assert len(named) >= 5, [(r["id"], names(r["diagnosis"])) for r in failed][:5]
     parts = {"indices_per_plane", "accumulator_starts_at_sentinel", "window_loop_stops_at_begin_padding"}
-    assert all(set(name.split("+")) <= parts for r in failed for name in r["diagnosis"]), [r["diagnosis"] for r in failed]
+    assert all(set(name.split("+")) <= parts for r in failed for name in names(r["diagnosis"])), [names(r["diagnosis"]) for r in failed]
 
 
 def test_a_stacked_model_stacked_again_keeps_every_layer():
@@ -201,10 +205,10 @@ def test_nan_lost_by_comparison_is_named_beside_indices_sought_by_equality_withi
     items = [i for i in items_round_robin() if not i.case.reject and "nan" in i.id and len(i.outputs) == 2
              and i.id.startswith("MaxPool-12/") and i.inputs[0].dtype.name == "float32"][:30]
     failed = _records(backend, items)
-    assert len(failed) >= 5 and all(r["diagnosis"] for r in failed), [(r["id"], r["diagnosis"]) for r in failed][:5]
+    assert len(failed) >= 5 and all(names(r["diagnosis"]) for r in failed), [(r["id"], names(r["diagnosis"])) for r in failed][:5]
     parts = {"indices_per_plane", "index_sought_by_equality", "nan_only_from_the_first_element"}
     assert all(set(name.split("+")) <= parts | {"nan_only_from_the_first_element_padding_first"}
-               for r in failed for name in r["diagnosis"]), [r["diagnosis"] for r in failed]
+               for r in failed for name in names(r["diagnosis"])), [names(r["diagnosis"]) for r in failed]
     lines = [line.signature for line in failure_clusters(failed)[backend.name]]
     assert any("NaN loses comparisons" in line for line in lines) and all(line.diagnosed for line in
                                                                          failure_clusters(failed)[backend.name]), lines
@@ -220,8 +224,8 @@ def test_a_model_of_indices_alone_is_found_under_a_reading_that_changes_y():
     items = [i for i in items_round_robin() if "same_upper_negative_total" in i.id and "y_indices" in i.id
              and "planes2x3" in i.id][:4]
     failed = _records(backend, items)
-    assert failed and all(f"indices_per_plane@{reading}" in r["diagnosis"] for r in failed), \
-        [(r["id"], r["diagnosis"]) for r in failed]
+    assert failed and all(f"indices_per_plane@{reading}" in names(r["diagnosis"]) for r in failed), \
+        [(r["id"], names(r["diagnosis"])) for r in failed]
 
 
 def test_a_round_trip_with_three_bugs_is_named_where_the_pooling_s_indices_carry_one():
@@ -234,8 +238,8 @@ def test_a_round_trip_with_three_bugs_is_named_where_the_pooling_s_indices_carry
     items = [i for i in items_round_robin() if i.id.startswith("MaxUnpool-11/shapes_by_rank/2d_planes-default_shape")]
     failed = _records(backend, items)
     parts = {"indices_per_plane", "unpool_summed_per_plane", "unpool_pads_paired_from_the_last_axis"}
-    assert failed and all(r["diagnosis"] and all(set(n.split("+")) == parts for n in r["diagnosis"]) for r in failed), \
-        [(r["id"], r["diagnosis"]) for r in failed]
+    assert failed and all(names(r["diagnosis"]) and all(set(n.split("+")) == parts for n in names(r["diagnosis"])) for r in failed), \
+        [(r["id"], names(r["diagnosis"])) for r in failed]
 
 
 def test_a_shape_whose_scatter_the_reference_refuses_is_tried_beside_another_scatter_first():
@@ -247,8 +251,8 @@ def test_a_shape_whose_scatter_the_reference_refuses_is_tried_beside_another_sca
     backend = MutantBackend(Mutant("pair", "two bugs", pair))
     items = [i for i in items_round_robin() if i.id == "MaxUnpool-11/shapes_by_rank/3d_end_pad-default_shape[float64]"]
     failed = _records(backend, items)
-    assert failed and all("unpool_pads_paired_from_the_last_axis+unpool_summed_per_plane" in r["diagnosis"]
-                          for r in failed), [(r["id"], r["diagnosis"]) for r in failed]
+    assert failed and all("unpool_pads_paired_from_the_last_axis+unpool_summed_per_plane" in names(r["diagnosis"])
+                          for r in failed), [(r["id"], names(r["diagnosis"])) for r in failed]
 
 
 def _pooled_by(model_name: str, x: np.ndarray, kernel: list[int]) -> list[float]:
@@ -331,14 +335,14 @@ def test_no_model_is_named_for_a_value_the_documents_leave_undefined():
     backend = MutantBackend(Mutant("both", "Indices per plane, wrapped where no element", both))
     items = [i for i in items_round_robin() if i.id == "MaxPool-12/padding_windows_by_path/1d_whole_window_in_pad-y_indices-planes2x3[float32]"]
     failed = _records(backend, items)
-    assert [r["diagnosis"] for r in failed] == [["indices_per_plane"]]
+    assert [names(r["diagnosis"]) for r in failed] == [["indices_per_plane"]]
     # OpenCV's Indices per batch element, and 0 in Y where a window holds nothing: Y differs only
     # where any value is right, so a model of Indices alone explains the item
     both = stacked(BY_NAME["indices_per_batch_element"].backend, BY_NAME["nothing_selected_gives_zero"].backend)
     backend = MutantBackend(Mutant("both", "Indices per batch element, 0 where nothing is selected", both))
     items = [i for i in items_round_robin() if i.id == ("MaxPool-12/explicit_pad_questions_by_path/"
                                                          "window_in_padding_begin-2d_s2_pend-planes2x3-y_indices[float32]")]
-    assert [r["diagnosis"] for r in _records(backend, items)] == [["indices_per_batch_element"]]
+    assert [names(r["diagnosis"]) for r in _records(backend, items)] == [["indices_per_batch_element"]]
 
 
 class QuietNaNsAsX86Gives:
@@ -371,4 +375,4 @@ def test_a_pair_whose_nans_come_back_as_x86_s_default_nan_is_diagnosed_as_the_pa
     written = consult(item, 0, REGISTRY).written["X"]
     assert {int(bits) for bits in written[np.isnan(written)].view(np.uint32)} == {0x7FC00000}
     verdict = evaluate(item, backend, seed=0, registry=REGISTRY)
-    assert verdict.outcome is Outcome.FAIL and verdict.diagnosis == ["accumulator_starts_at_zero+kernel_reversed"]
+    assert verdict.outcome is Outcome.FAIL and names(verdict.diagnosis) == ["accumulator_starts_at_zero+kernel_reversed"]

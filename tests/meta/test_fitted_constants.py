@@ -13,6 +13,7 @@ from conformance.judge.analysis.fitted import _padded_with, _seeded_at
 from conformance.report.causes import failure_clusters
 from tests.meta.test_mutants import items_round_robin
 from tests.meta.test_several_causes import records
+from tests.support.named import names
 
 SEED = np.float32(-3.4e37)  # the stand-in of the runtime: no model of the catalogue has it
 PADDING = np.float32(-0.5)
@@ -58,7 +59,7 @@ def test_a_constant_no_model_lists_is_fitted_and_named_with_its_value(backend, n
                    and not v.mismatches[0].summary.startswith("Y: 1 of ")]
     assert len(values_only) >= 3, f"{backend.name} changes too few items: {len(values_only)}"
     for verdict, record in values_only:
-        assert name in verdict.diagnosis, (record["id"], verdict.diagnosis, verdict.message)
+        assert name in names(verdict.diagnosis), (record["id"], names(verdict.diagnosis), verdict.message)
     lines = failure_clusters([r for _, r in values_only])[backend.name]
     assert len(lines) == 1 and words in lines[0].signature, [line.signature for line in lines]
 
@@ -82,4 +83,4 @@ def test_wrong_values_that_are_no_single_constant_get_no_fitted_name():
     failed = failures(NudgedByTwoConstants("two-constants", ReferenceBackend))
     assert sum(not v.mismatches[0].summary.startswith("Y: 1 of ") for v, _ in failed) >= 3  # two constants shown
     for verdict, record in failed:
-        assert not any("fitted" in name for name in verdict.diagnosis), (record["id"], verdict.diagnosis)
+        assert not any("fitted" in name for name in names(verdict.diagnosis)), (record["id"], names(verdict.diagnosis))

@@ -22,6 +22,7 @@ INJECTIONS = {
     "oracle": ("reference_backend/backend.py", "import conformance.judge.oracle"),
     "specification": ("reference_backend/naive.py", "import reference_backend.maxpool"),
     "oracle-apart": ("conformance/backends/ort.py", "import reference_backend"),
+    "analysis": ("conformance/report/causes.py", "from conformance.judge.analysis.catalogue import BY_NAME"),
 }
 
 

@@ -18,6 +18,7 @@ from conformance.load.cases import bundled_case_dir
 from conformance.report.record import item_record, with_verdict
 from conformance.report.causes import failing_items, failure_clusters
 from tests.meta.test_mutants import REGISTRY, items_round_robin
+from tests.support.named import names
 
 # One second bug of each kind: the window's geometry, the padding's value, the Indices' layout.
 SECOND_BUGS = ["ceil_mode_ignored", "padding_is_zero", "indices_per_plane"]
@@ -63,19 +64,19 @@ def records(backend, items) -> list[tuple]:
 def test_float16_answered_as_float32_beside_a_second_bug_names_both_causes(second):
     backend = Float16AnsweredAsFloat32(second)
     judged = records(backend, float16_items(second))
-    both = [(v, r) for v, r in judged if v.diagnosis != [TYPE_CAUSE]]
+    both = [(v, r) for v, r in judged if names(v.diagnosis) != [TYPE_CAUSE]]
     assert len(both) >= 3, f"{second} changes too few float16 items: {len(both)}"
     for verdict, record in judged:  # every failing item: the type, and the second bug where it changed the values
         assert verdict.retyped == [TYPE_CAUSE], record["id"]
         assert verdict.message.split(": ", 1)[1].startswith("element type float32, expected float16"), verdict.message
-        assert verdict.diagnosis == [TYPE_CAUSE] or second in verdict.diagnosis, (record["id"], verdict.diagnosis)
+        assert names(verdict.diagnosis) == [TYPE_CAUSE] or second in names(verdict.diagnosis), (record["id"], names(verdict.diagnosis))
     lines = {c.signature: c for c in failure_clusters([r for _, r in judged])[backend.name]}
     type_line = next(c for s, c in lines.items() if f"({TYPE_CAUSE})" in s)
     second_line = next(c for s, c in lines.items() if f"({second})" in s)
     assert len(type_line.records) == len(judged)  # every item the type explains, on its line
     assert {r["id"] for r in second_line.records} == {r["id"] for _, r in both}
     assert failing_items(lines.values()) == len(judged)  # each item counted once
-    assert type_line.smallest.get("diagnosis") == [TYPE_CAUSE]  # the type alone, where an item shows it alone
+    assert names(type_line.smallest.get("diagnosis")) == [TYPE_CAUSE]  # the type alone, where an item shows it alone
 
 
 def test_a_float16_answer_in_float32_with_right_values_is_the_type_alone():
@@ -84,6 +85,6 @@ def test_a_float16_answer_in_float32_with_right_values_is_the_type_alone():
     judged = records(backend, items)
     assert len(judged) == len(items)
     for verdict, record in judged:
-        assert verdict.diagnosis == [TYPE_CAUSE] and "match no reading" not in verdict.message, (record["id"], verdict.message)
+        assert names(verdict.diagnosis) == [TYPE_CAUSE] and "match no reading" not in verdict.message, (record["id"], verdict.message)
     (line,) = failure_clusters([r for _, r in judged])[backend.name]
     assert f"({TYPE_CAUSE})" in line.signature

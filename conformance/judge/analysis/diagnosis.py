@@ -24,7 +24,6 @@ never named on a likeness: only an exact reproduction counts.
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Sequence
@@ -36,9 +35,10 @@ from reference_backend import ReferenceBackend
 from ...expand.items import Item
 from ...semantics import Readings
 from ..compare import same_elements
-from .catalogue import BY_NAME, DEFECTS
+from ..diagnoses import BUDGET, Diagnosis
+from .catalogue import DEFECTS
 from .models.kit import DefectModel, Facts, hooks, reference_pools_shared, stacked
-from .fitted import fitted, title as fitted_title
+from .fitted import fitted
 
 # The pairs run for one item, at most: each is a run of the reference (about 0.5 ms of an item's
 # judging per pair run, median, on the bundled items), and an item no pair reproduces runs them all (156 candidates, median; 994 at most).
@@ -50,8 +50,6 @@ SHAPE_HOOKS = {"axes", "unpool_shape"}  # the reference's hooks that decide an o
 # The pairs, of those that give every output but Indices, that a third model (one of the 13 that
 # change Indices alone) is tried on, in two orders: 3 x 13 x 2 = 78 runs, about as many as the pairs'.
 TRIPLE_PAIRS = 3
-SEPARATOR = "+"  # a pair's name: both models' names
-AT = "@"  # a model under a reading of an open question: model@question:reading
 
 
 def facts(item: Item) -> Facts:
@@ -70,29 +68,15 @@ def _may_explain(model: DefectModel, differing: Collection[str]) -> bool:
     return model.touches in differing and (model.touches == "Indices") == (set(differing) == {"Indices"})
 
 
-class DiagnosisBudget:
-    """The seconds this process may spend diagnosing failures in a run (``--conformance-diagnosis-
-    budget``; 0 turns diagnosis off): a backend that answers every item wrongly makes each about 8
-    times dearer, and a run must still end. Once spent, a failure is judged as ever but left
-    undiagnosed, and its record says so (``undiagnosed``)."""
-
-    def __init__(self, seconds: float = math.inf):
-        self.left = seconds
-
-    def spent(self) -> bool:
-        return self.left <= 0
-
-
-BUDGET = DiagnosisBudget()
 
 
 def diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
              reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
              readings: Sequence[Readings] = (), differing: Collection[str] = (),
-             expected: Sequence[np.ndarray] = ()) -> list[str] | None:
-    """The names of the defect models that reproduce ``actual``: single models, then each under
-    another reading of the item's open questions (``readings``; named ``model@question:reading``,
-    the runtime's answer to the question being its own to choose), then pairs (``a+b``) of models
+             expected: Sequence[np.ndarray] = ()) -> list[Diagnosis] | None:
+    """The diagnoses that reproduce ``actual``: single models, then each under
+    another reading of the item's open questions (``readings``; the runtime's answer to the
+    question being its own to choose), then pairs of models
     each of which gives some of the differing elements and together all of them.
     ``reproduces`` compares a model's outputs with the backend's as the judge does; ``differing``
     (the outputs that differ from ``expected``) rules out the single models that cannot change
@@ -158,7 +142,7 @@ class Search:
 
 def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Sequence[Any],
               reproduces: Callable[[Sequence[np.ndarray], Sequence[Any]], bool],
-              readings: Sequence[Readings], differing: Collection[str], expected: Sequence[np.ndarray]) -> list[str]:
+              readings: Sequence[Readings], differing: Collection[str], expected: Sequence[np.ndarray]) -> list[Diagnosis]:
     feeds = [inputs[i.name] for i in model.graph.input]
     held = {"nan"} if feeds and _holds_nan(feeds[0]) else set()
     known = facts(item)
@@ -172,27 +156,27 @@ def _diagnose(item: Item, model: Any, inputs: dict[str, np.ndarray], actual: Seq
     return []
 
 
-def singles(search: Search) -> list[str]:
+def singles(search: Search) -> list[Diagnosis]:
     """The single models that reproduce the answer, of those that can change the outputs that differ."""
     search.answered.update({d.name: search.outputs_of(d.backend) for d in search.relevant
                             if d.name not in search.idle and _may_explain(d, search.differing)})
-    return [name for name, outputs in search.answered.items() if search.found_by(outputs)]
+    return [Diagnosis.of(name) for name, outputs in search.answered.items() if search.found_by(outputs)]
 
 
-def under_readings(search: Search) -> list[str]:
+def under_readings(search: Search) -> list[Diagnosis]:
     """Each model under another reading of the item's open questions (the reading changes the
     other output: here any model may explain the item)."""
-    return [f"{d.name}{AT}{r}" for r in search.readings for d in search.relevant
+    return [Diagnosis.of(d.name, reading=str(r)) for r in search.readings for d in search.relevant
             if d.decides not in r.differing() and not _windows_unchanged(d, search.item, search.feeds, str(r))
             and search.found_by(search.outputs_of(d.backend.configured(str(r))))]
 
 
-def fitted_constants(search: Search) -> list[str]:
+def fitted_constants(search: Search) -> list[Diagnosis]:
     """A constant of the runtime's own standing in for -inf or for padding, fitted from the answer (fitted.py)."""
     return fitted(search.item, search.model, search.feeds, search.actual, search.expected, set(search.differing))
 
 
-def pairs(search: Search) -> list[str]:
+def pairs(search: Search) -> list[Diagnosis]:
     """Two models at once, the candidates ranked (``_ranked``), at most PAIR_LIMIT of them run."""
     active = search.active()
     replaced = {d.name: hooks(d.backend) for d in active}
@@ -211,7 +195,7 @@ def pairs(search: Search) -> list[str]:
                     and (types := [np.asarray(o).dtype for o in outputs]) != wanted}
         candidates = [(a, b) for a, b in candidates if (retyping.get(a.name) or retyping.get(b.name) or wanted) == got]
     search.tried = [(a, b, search.outputs_of(stacked(a.backend, b.backend))) for a, b in _ranked(search, candidates, replaced)]
-    return [f"{a.name}{SEPARATOR}{b.name}" for a, b, outputs in search.tried if search.found_by(outputs)]
+    return [Diagnosis.of(a.name, b.name) for a, b, outputs in search.tried if search.found_by(outputs)]
 
 
 def _ranked(search: Search, candidates: list, replaced: dict[str, set[str]]) -> list:
@@ -254,7 +238,7 @@ def _ranked(search: Search, candidates: list, replaced: dict[str, set[str]]) -> 
     return [pair for pair in ranked if pair in retyped or not pair[0].retypes][:PAIR_LIMIT]
 
 
-def triples(search: Search) -> list[str]:
+def triples(search: Search) -> list[Diagnosis]:
     """Three bugs at once where Indices carry one of their own (MNN: a loop that stops at the
     padding, a sentinel seed and Indices within the plane): each pair that gives every other output
     exactly, with each model that changes Indices alone on top of it, or between the two (tinygrad:
@@ -276,13 +260,13 @@ def triples(search: Search) -> list[str]:
                 continue
             for order in ((c, a, b), (a, c, b)):
                 if search.found_by(search.outputs_of(stacked(order[0].backend, stacked(order[1].backend, order[2].backend)))):
-                    found.append(SEPARATOR.join(m.name for m in order))
+                    found.append(Diagnosis.of(*(m.name for m in order)))
     return list(dict.fromkeys(found))
 
 
 # The search's passes, in order (as Hypothesis runs its shrink passes): the first that names a
 # model ends it, so a simpler explanation always wins over one of more bugs.
-PASSES: tuple[Callable[[Search], list[str]], ...] = (singles, under_readings, fitted_constants, pairs, triples)
+PASSES: tuple[Callable[[Search], list[Diagnosis]], ...] = (singles, under_readings, fitted_constants, pairs, triples)
 
 
 def _windows_unchanged(defect: DefectModel, item: Item, feeds: list, readings: str = "") -> bool:
@@ -351,15 +335,3 @@ def _shapes_given(first: list[np.ndarray] | None, second: list[np.ndarray] | Non
     """How many of the backend's output shapes either model gives."""
     return sum(any(o is not None and len(o) > i and o[i].shape == np.shape(got) for o in (first, second))
                for i, got in enumerate(actual))
-
-
-def titles(diagnosis: Sequence[str]) -> list[str]:
-    """Each name of a diagnosis as a report line reads it (a pair's titles joined by "and")."""
-    from .retyping import title as retyping_title
-
-    def title(name: str) -> str:
-        model, at, reading = name.partition(AT)
-        text = BY_NAME[model].title if model in BY_NAME else retyping_title(model) or fitted_title(model) or model
-        return f"{text} (under the reading {reading})" if at else text
-
-    return [" and ".join(title(n) for n in name.split(SEPARATOR)) for name in diagnosis]

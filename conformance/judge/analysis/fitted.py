@@ -23,12 +23,13 @@ from ...expand.items import Item
 from ...semantics import Axis
 from .models.kit import pooled, with_results
 from ..compare import same_bits
+from ..diagnoses import Diagnosis, Model
 
-SEED, PADDING = "seed_fitted:", "padding_fitted:"
+SEED, PADDING = "seed_fitted", "padding_fitted"  # the models; each diagnosis carries its constant
 
 
 def fitted(item: Item, model: Any, feeds: list[np.ndarray], actual: Sequence[Any], expected: Sequence[np.ndarray],
-           differing: set[str]) -> list[str]:
+           differing: set[str]) -> list[Diagnosis]:
     """The fitted models that give the backend's Y exactly (``seed_fitted:-3.4e37``, ...)."""
     if not item.case.op.endswith("MaxPool") or item.case.upstream is not None or differing - {"Y"} or not expected:
         return []
@@ -52,13 +53,13 @@ def fitted(item: Item, model: Any, feeds: list[np.ndarray], actual: Sequence[Any
     if several:
         candidates.append((PADDING, _padded_with(constant)))
     found = []
-    for prefix, backend in candidates:
+    for fitted_model, backend in candidates:
         try:
             outputs = backend.run_model(model, feeds)
         except Exception:  # noqa: BLE001 - a geometry the variant refuses reproduces nothing
             continue
         if np.asarray(outputs[0]).dtype == got.dtype and same_bits(np.asarray(outputs[0]), got).all():
-            found.append(prefix + spelled(constant))
+            found.append(Diagnosis((Model(fitted_model, constant=spelled(constant)),)))
     return found
 
 
@@ -67,14 +68,13 @@ def spelled(constant: Any) -> str:
     return str(constant).replace("+", "")
 
 
-def title(name: str) -> str | None:
-    """The report's words for a fitted model (None for any other name)."""
-    if name.startswith(SEED):
-        value = name.removeprefix(SEED)
+def title(model: Model) -> str | None:
+    """The report's words for a fitted model, named with its constant (None for any other model)."""
+    value = model.constant
+    if model.name == SEED:
         return (f"-inf answered as {value}: the running maximum starts at {value}, not at -inf "
                 "(a constant fitted from the answers)")
-    if name.startswith(PADDING):
-        value = name.removeprefix(PADDING)
+    if model.name == PADDING:
         return f"padding takes part in the maximum with the value {value} (a constant fitted from the answers)"
     return None
 
