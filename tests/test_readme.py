@@ -53,6 +53,8 @@ def test_the_item_counts_the_docs_give_are_today_s():
     assert f"become {total} ONNX models" in readme and f"({sample} of {total})" in readme
     assert f"{sample} of the {total} bundled items" in " ".join((docs / "docs" / "running.md").read_text().split())
     assert f"({sample} of {total})" in " ".join((docs / "docs" / "validate-your-runtime.md").read_text().split())
+    nhwc = sum(item.case.domain == "com.ms.internal.nhwc" for item in items)  # every one unsupported on pip's ORT
+    assert f'"ONNX Runtime cannot run com.ms.internal.nhwc ({nhwc:,} items)"' in readme
 
 
 def test_the_header_the_readme_shows_counts_today_s_ort_expectations():

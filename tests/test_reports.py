@@ -101,6 +101,19 @@ def test_the_html_report_lists_known_failures_with_their_cause_and_link(pytester
     assert "<a href='https://github.com/example/runtime/issues/7'>example/runtime#7</a>" in known
 
 
+def test_known_failures_are_one_row_per_root_cause_whatever_their_entries(two_backend_run):
+    """ORT's MLAS seed showed in five rows (72, 18, 6, 6 and 4 xfail), though its entries all carry
+    one cause: a row per cause, with the entries' places."""
+    document = json.loads((two_backend_run[1] / "results.json").read_text())
+    records = [r for r in document["items"] if r["backend"] == "faulty"][:3]
+    for n, r in enumerate(records):
+        r.update(outcome="xfail", expectation={"match": r["id"], "outcome": "fail", "reason": f"reason {n}",
+                                               "where": f"faulty.yaml:{3 + n}", "cause": "seed_kept" if n < 2 else None})
+    known = render_html(document).split("id='known'", 1)[1].split("<h2", 1)[0]
+    assert known.count("<tr><td>") == 2 and "<code>seed_kept</code>" in known and "(no cause named)" in known
+    assert "2 entries: faulty.yaml:3, faulty.yaml:4" in known and "(and 1 more reasons)" in known
+
+
 def test_an_expectations_link_that_is_not_http_is_refused_in_one_line(pytester, tmp_path):
     entry = "- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12, link: 'javascript:alert(1)'}\n"
     result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
@@ -315,3 +328,23 @@ def test_the_record_type_is_the_schema_s_item():
     item = SCHEMA["$defs"]["item"]
     assert set(get_type_hints(ItemRecord)) == set(item["properties"])
     assert set(item["required"]) <= set(get_type_hints(ItemRecord))
+
+
+def test_what_a_backend_runs_none_of_is_one_sentence_at_the_top_and_at_the_end(pytester):
+    """A domain, else an operator's versions, of which a backend ran no item (each unsupported):
+    one sentence atop report.html and summary.md, and at the end of the terminal run."""
+    from conformance.report.results import refused_whole
+
+    result = run_suite(pytester, "--backend=tests.faulty_backends:SupportsNothing", f"--report={pytester.path / 'out'}")
+    sentence = "SupportsNothing cannot run ai.onnx (6 items)"
+    result.stdout.fnmatch_lines([f"conformance: {sentence}"])
+    page = (pytester.path / "out" / "report.html").read_text()
+    assert page.index(sentence) < page.index("<h2")  # above every section
+    summary = (pytester.path / "out" / "summary.md").read_text()
+    assert summary.index(f"**{sentence}.**") < summary.index("| backend |")
+    record = {"backend": "rt", "domain": "ai.onnx", "op": "MaxPool", "message": ""}
+    document = {"environment": {"backends": [{"name": "rt", "version": "1", "details": {}, "title": "My Runtime"}]},
+                "items": [{**record, "id": f"MaxPool-{v}/c{n}", "version": v, "outcome": o}
+                          for v, o in ((12, "pass"), (22, "unsupported"), (8, "unsupported")) for n in range(2)]
+                         + [{**record, "id": "x", "domain": "com.x", "op": "com.x.P", "version": 1, "outcome": "unsupported"}]}
+    assert refused_whole(document) == ["My Runtime cannot run MaxPool-8, 22 (4 items)", "My Runtime cannot run com.x (1 item)"]

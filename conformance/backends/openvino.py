@@ -48,6 +48,7 @@ ELEMENT_TYPES = {onnx.TensorProto.FLOAT16: "f16", onnx.TensorProto.FLOAT: "f32",
 
 class OpenVinoBackend:
     name = "openvino"
+    title = "OpenVINO"
 
     def __init__(self, device: str = "CPU"):
         (openvino,) = import_extra("openvino", "openvino", "openvino")

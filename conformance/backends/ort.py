@@ -61,6 +61,7 @@ LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended"
 
 
 class OrtBackend:
+    title = "ONNX Runtime"  # the runtime as a report's sentences name it (optional; the name otherwise)
     def __init__(self, providers: str = "CPUExecutionProvider", optimization: str = "all", threads: str = "0",
                  **provider_options: str):
         (onnxruntime,) = import_extra("ort", "ort", "onnxruntime")

@@ -75,6 +75,7 @@ class ServerDied(Exception):
 
 
 class OrtJsBackend:
+    title = "ONNX Runtime for Node.js"
     choices = "ep=" + "|".join(EPS)
 
     def __init__(self, ep: str = "webgpu"):

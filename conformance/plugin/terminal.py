@@ -9,7 +9,7 @@ import pytest
 
 from ..judge.expectations import Expectations, file_names
 from ..outcomes import Outcome
-from ..report.results import cannot_run_lines
+from ..report.results import cannot_run_lines, refused_whole
 from ..report.causes import failed_twin_lines, undiagnosed_line
 from ..report.writer import header_lines
 from .junit import count_errors_apart
@@ -106,6 +106,8 @@ class TerminalTable:
                                      "it cannot run)")
             for line in refused:
                 terminalreporter.write_line(line)
+        for line in refused_whole({"environment": self.session.env, "items": records}):
+            terminalreporter.write_line(f"conformance: {line}")
         cut = undiagnosed_line(records)
         if cut:
             terminalreporter.write_line(f"conformance: {cut}")

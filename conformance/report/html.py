@@ -10,7 +10,7 @@ from typing import Any
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_html
 from .record import ItemRecord, RunDocument
-from .results import backends, case_class, disagreements, divergences, errata, matrix, opset_regressions, shorten, totals, cannot_run
+from .results import backends, case_class, disagreements, divergences, errata, matrix, opset_regressions, refused_whole, shorten, totals, cannot_run
 from .causes import Cluster, failure_clusters, failing_items, undiagnosed_line
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
@@ -119,8 +119,10 @@ def _header(document: RunDocument) -> str:
     facts = (f"onnx {env['onnx']} · numpy {env['numpy']} · Python {env['python']} · {env['platform']} · "
              f"seed {env['seed']} · suite {env['suite_version']} · started {document['started']}"
              + (f" · finished {document['finished']}" if document["finished"] else ""))
+    whole = "".join(f"<li><b>{escape(line)}</b></li>" for line in refused_whole(document))
     return (f"<h1>ONNX max-pooling conformance</h1><p class='lede'>{escape(facts)}<br>cases: "
             f"<code>{escape(env['cases'])}</code></p>{state}"
+            + (f"<ul class='refused'>{whole}</ul>" if whole else "") +
             f"<table><tr><th>backend</th><th>version</th><th>settings</th></tr>{rows}</table>")
 
 
@@ -310,23 +312,37 @@ def _errata(items: list[ItemRecord]) -> str:
 
 
 def _known_failures(items: list[ItemRecord]) -> str:
-    """The expectations entries this run matched, with their reasons and links."""
-    grouped: dict[tuple, list[str]] = {}
+    """The expectations entries this run matched, grouped by the root cause they name (an entry's
+    ``cause``, else its reason): one row per cause, with its outcomes, its entries (file and line)
+    and its links, however many entries and outcomes it spans."""
+    grouped: dict[tuple[str, str], list[ItemRecord]] = {}
     for r in items:
         if r["outcome"] in (Outcome.XFAIL.value, Outcome.XPASS.value) and r.get("expectation"):
             known = r["expectation"]
-            grouped.setdefault((r["backend"], r["outcome"], known["reason"], known.get("link") or ""), []).append(r["id"])
+            grouped.setdefault((r["backend"], known.get("cause") or known["reason"]), []).append(r)
     if not grouped:
         return ""
-    rows = "".join(
-        f"<tr><td>{escape(b)}</td><td>{_badge(o, len(ids))}</td><td>{escape(reason)}"
-        + (f" <a href='{escape(link)}'>{escape(_link_text(link))}</a>" if _web(link) else
-           f" <code>{escape(link)}</code>" if link else "")
-        + f"<br><span class='muted'>e.g. <code>{escape(ids[0])}</code></span></td></tr>"
-        for (b, o, reason, link), ids in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]))))
+    rows = "".join(_known_row(backend, cause, records)
+                   for (backend, cause), records in sorted(grouped.items(), key=lambda kv: (kv[0][0], -len(kv[1]))))
     return ("<h2 id='known'>Known failures</h2><p class='muted'>Items the backend's expectations file lists, "
-            "by the cause it gives; an <code>xpass</code> is a listed failure that now passes.</p>"
-            f"<table><tr><th>backend</th><th>items</th><th>cause</th></tr>{rows}</table>")
+            "by the root cause its entries name; an <code>xpass</code> is a listed failure that now passes.</p>"
+            f"<table><tr><th>backend</th><th>items</th><th>cause</th><th>reason, entries</th></tr>{rows}</table>")
+
+
+def _known_row(backend: str, cause: str, records: list[ItemRecord]) -> str:
+    entries = [r["expectation"] for r in records]
+    reasons = list(dict.fromkeys(e["reason"] for e in entries))
+    wheres = list(dict.fromkeys(e["where"] for e in entries if e.get("where")))
+    links = list(dict.fromkeys(e["link"] for e in entries if e.get("link")))
+    shown = "".join(f" <a href='{escape(link)}'>{escape(_link_text(link))}</a>" if _web(link) else f" <code>{escape(link)}</code>"
+                    for link in links[:3])
+    named = cause if any(e.get("cause") for e in entries) else "(no cause named)"
+    return (f"<tr><td>{escape(backend)}</td><td>{_counts(Counter(r['outcome'] for r in records))}</td>"
+            f"<td><code>{escape(named)}</code></td><td>{escape(reasons[0])}"
+            + (f" <span class='muted'>(and {len(reasons) - 1} more reasons)</span>" if len(reasons) > 1 else "") + shown
+            + f"<br><span class='muted'>{len(wheres)} entr{'y' if len(wheres) == 1 else 'ies'}: "
+            + escape(", ".join(wheres[:4]) + (" …" if len(wheres) > 4 else ""))
+            + f"; e.g. <code>{escape(records[0]['id'])}</code></span></td></tr>")
 
 
 def _web(link: str) -> bool:

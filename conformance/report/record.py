@@ -67,10 +67,14 @@ class ItemRecord(TypedDict, total=False):
     duration_s: float
 
 
-class BackendRecord(TypedDict):
+class _Backend(TypedDict):
     name: str
     version: str
     details: dict[str, str]
+
+
+class BackendRecord(_Backend, total=False):
+    title: str  # the runtime as sentences name it, where the backend has a title
 
 
 class Environment(TypedDict, total=False):

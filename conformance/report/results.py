@@ -136,7 +136,7 @@ def as_backend(document: RunDocument, name: str, path: Path) -> RunDocument:
 def _rename(document: RunDocument, names: dict[str, str]) -> None:
     """The backends named in ``names`` renamed, in the header and in each of their records."""
     document["environment"] = _with_backends(document["environment"], [
-        BackendRecord(name=names.get(b["name"], b["name"]), version=b["version"], details=b["details"])
+        BackendRecord(**{**b, "name": names.get(b["name"], b["name"])})
         for b in document["environment"]["backends"]])
     items = []
     for record in document["items"]:
@@ -203,6 +203,33 @@ def cannot_run(items: list[Record]) -> dict[str, dict[str, int]]:
 
 
 _TWIN = re.compile(r"^(?P<op>.+)-(?P<version>\d+)/valid_twin/rank(?P<rank>\d+)-[^\[]*\[(?P<dtype>[^\]]+)\]$")
+
+
+def refused_whole(document: RunDocument) -> list[str]:
+    """One sentence per domain a backend ran none of (every item unsupported: its valid twins
+    declared refused), else per operator and its versions that it ran none of, with the items that
+    made unsupported: "ONNX Runtime cannot run com.ms.internal.nhwc (3,833 items)". The biggest fact
+    of a run, which a list of twins' ids hides (pip's ONNX Runtime: a quarter of the suite)."""
+    titles = {b["name"]: b.get("title") or b["name"] for b in document["environment"]["backends"]}
+    per_domain: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    per_version: dict[tuple[str, str, str], dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in document["items"]:
+        domain = r.get("domain", "ai.onnx")
+        per_domain[r["backend"], domain][r["outcome"]] += 1
+        per_version[r["backend"], domain, r["op"]][r["version"]][r["outcome"]] += 1
+    unsupported = Outcome.UNSUPPORTED.value
+    lines = []
+    for (backend, domain), counts in sorted(per_domain.items()):
+        title = titles.get(backend, backend)
+        if counts[unsupported] == sum(counts.values()):
+            lines.append(f"{title} cannot run {domain} ({counts[unsupported]:,} item{'s' if counts[unsupported] != 1 else ''})")
+            continue
+        for (b, d, op), versions in sorted(per_version.items()):
+            whole = [v for v, c in sorted(versions.items()) if (b, d) == (backend, domain) and c[unsupported] == sum(c.values())]
+            if whole:
+                n = sum(versions[v][unsupported] for v in whole)
+                lines.append(f"{title} cannot run {op}-{', '.join(map(str, whole))} ({n:,} item{'s' if n != 1 else ''})")
+    return lines
 
 
 def cannot_run_lines(items: list[Record]) -> list[str]:
@@ -317,6 +344,8 @@ def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | 
         lines += ["**Partial run**" + (" (interrupted)" if document["interrupted"] else "") + ": not every item ran.", ""]
     lines.append(", ".join(f"{b['name']} {b['version']}" for b in env["backends"])
                  + f"; onnx {env['onnx']}, numpy {env['numpy']}, seed {env['seed']}")
+    for line in refused_whole(document):  # the run's biggest fact, before any count
+        lines += ["", f"**{line}.**"]
     lines += ["", "| backend | " + " | ".join(REPORT_WORDS) + " | total |", "|---" * (len(REPORT_WORDS) + 2) + "|"]
     for backend, counts in totals(items).items():
         lines.append(f"| {backend} | " + " | ".join(str(counts.get(o, 0)) for o in REPORT_WORDS)

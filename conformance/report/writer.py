@@ -44,7 +44,10 @@ def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Pa
         details = dict(backend.details())
         if runner is not backend:
             details.update(runner.details())
-        described.append(BackendRecord(name=backend.name, version=backend.version, details=details))
+        record = BackendRecord(name=backend.name, version=backend.version, details=details)
+        if getattr(backend, "title", None):
+            record["title"] = str(backend.title)  # type: ignore[attr-defined]  # optional: the Protocol leaves it out
+        described.append(record)
     return {
         "suite_version": __version__,
         "backends": described,
