@@ -34,6 +34,7 @@ from .load.cases import CaseError, bundled_case_dir, escaped
 from .report.compare_runs import compare_runs, render_comparison
 from .report.expectations_draft import draft_expectations
 from .report.html import render_html
+from .report.known import report_model
 from .docgen.registry_page import render
 from .report.results import ResultsError, as_backend, load, render_markdown, uneven_items
 from . import __version__
@@ -207,8 +208,9 @@ def _report(results: list[Path], output: Path) -> int:
     uneven = uneven_items(document)
     if uneven:
         print(f"conformance report: warning: {uneven}", file=sys.stderr)
-    write_atomically(output / HTML_FILE, render_html(document))
-    write_atomically(output / MARKDOWN_FILE, render_markdown(document))
+    clusters, advice = report_model(document)
+    write_atomically(output / HTML_FILE, render_html(document, clusters, advice))
+    write_atomically(output / MARKDOWN_FILE, render_markdown(document, clusters, advice))
     print(f"wrote {output / HTML_FILE} and {output / MARKDOWN_FILE}")
     return 0
 

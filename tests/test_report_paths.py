@@ -137,12 +137,12 @@ def test_a_report_clusters_its_failures_once(tmp_path, monkeypatch):
     """The HTML, the Markdown and the repro scripts show one set of lines: clustered once, not once
     per renderer (a run of thousands of failures paid for it three times)."""
     from conformance.backends import load_backend
-    from conformance.report import causes, html, results as results_model
+    from conformance.report import causes, html, known, results as results_model
 
     calls = []
     real = causes.failure_clusters
     counting = lambda items, *rest: calls.append(len(items)) or real(items, *rest)  # noqa: E731 - a spy
-    for module in (causes, results_model, html):
+    for module in (causes, results_model, html, known):
         monkeypatch.setattr(module, "failure_clusters", counting)
     directory = ReportDirectory.claim(tmp_path / "out")
     backend = load_backend("reference")

@@ -348,3 +348,41 @@ def test_what_a_backend_runs_none_of_is_one_sentence_at_the_top_and_at_the_end(p
                           for v, o in ((12, "pass"), (22, "unsupported"), (8, "unsupported")) for n in range(2)]
                          + [{**record, "id": "x", "domain": "com.x", "op": "com.x.P", "version": 1, "outcome": "unsupported"}]}
     assert refused_whole(document) == ["My Runtime cannot run MaxPool-8, 22 (4 items)", "My Runtime cannot run com.x (1 item)"]
+
+
+def test_each_failure_line_says_new_with_a_draft_or_known_with_the_entries_that_name_its_cause():
+    """A failure whose cause an applied entry names (a model of the items it took as known
+    failures) is known: the entry's place, and these items are not listed. Another is new, with
+    an entry drafted to paste. A line that only says "Y values differ" is never known by that."""
+    from conformance.report.known import report_model
+    from conformance.report.results import render_markdown
+    from tests.support.named import written
+
+    def record(n: int, outcome: str, **more) -> dict:
+        return {"id": f"MaxPool-12/c{n}[float32]", "case": f"c{n}", "file": "cases/x.yaml", "op": "MaxPool", "domain": "ai.onnx", "version": 12,
+                "backend": "rt", "outcome": outcome, "message": "Y: 1 of 4 elements differ", "attributes": {},
+                "inputs": [{"name": "X", "shape": [1, 1, 4], "dtype": "float32"}],
+                "diff": [{"output": "Y", "summary": "Y: 1 of 4 elements differ"}], **more}
+
+    entry = {"match": "MaxPool-12/c0[float32]", "outcome": "fail", "reason": "zero padding", "where": "expectations/rt.yaml:4",
+             "cause": "padding_is_zero"}
+    items = [record(0, "xfail", diagnosis=[written("padding_is_zero")], expectation=entry),
+             record(1, "fail", diagnosis=[written("padding_is_zero")]),
+             record(2, "fail"), record(3, "xfail", expectation={**entry, "match": "MaxPool-12/c3*", "cause": None})]
+    document = {"schema_version": 2, "partial": False, "interrupted": False, "started": "s", "finished": "f",
+                "environment": {"backends": [{"name": "rt", "version": "1", "details": {}}], "onnx": "1", "numpy": "1",
+                                "python": "3", "platform": "p", "seed": 0, "cases": "c", "suite_version": "0"},
+                "summary": {}, "collection_errors": [], "items": items,
+                "catalogue": {"padding_is_zero": {"title": "padding takes part with 0", "order": 0, "composite": False,
+                                                  "retypes": False}}}
+    clusters, advice = report_model(document)
+    said = {line.signature: advice["rt", line.signature] for line in clusters["rt"]}
+    (known,) = [a for a in said.values() if a.known]
+    assert [e["where"] for e in known.entries] == ["expectations/rt.yaml:4"]
+    (new,) = [a for a in said.values() if not a.known]  # "Y values differ": no entry names that cause
+    assert "- match: MaxPool-*/c2[[]*\n  outcome: fail\n" in new.draft
+    page = render_html(document, clusters, advice)
+    assert "<b>Known cause</b> <code>padding_is_zero</code>: expectations/rt.yaml:4 names it" in page
+    assert "<b>New</b>: no entry of the expectations names this cause" in page and "match: MaxPool-*/c2" in page
+    summary = render_markdown(document, clusters, advice)
+    assert "- rt: known, not listed: 1 × " in summary and "- rt: new: 1 × " in summary

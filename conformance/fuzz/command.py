@@ -152,6 +152,7 @@ def write_fuzz_documents(env: Environment, documents: list[dict], directory: Pat
     """The reports of runs as :func:`.output.run_document` gives them (pytest's workers send these).
     ``base`` is left as it is: a checkpoint of a running fuzz writes these again and again."""
     from ..report.html import render_html
+    from ..report.known import report_model
     from ..report.results import render_markdown
 
     results = base or Results(env, None)
@@ -162,5 +163,6 @@ def write_fuzz_documents(env: Environment, documents: list[dict], directory: Pat
     document["catalogue"] = catalogue_of(document["items"])
     document["fuzz"] = [run["section"] for run in documents]
     write_atomically(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
-    write_atomically(directory / HTML_FILE, render_html(document))
-    write_atomically(directory / MARKDOWN_FILE, render_markdown(document))
+    clusters, advice = report_model(document)
+    write_atomically(directory / HTML_FILE, render_html(document, clusters, advice))
+    write_atomically(directory / MARKDOWN_FILE, render_markdown(document, clusters, advice))

@@ -14,53 +14,19 @@ from ..outcomes import BACKEND_FAILURES, Outcome
 from ..judge.diagnoses import Diagnosis
 from .record import ItemRecord, RunDocument
 from .results import shorten
-from .causes import Catalogue, failure_clusters, line_diagnoses, title, without_readings
+from .causes import Catalogue, Cluster, failure_clusters, line_diagnoses, title, without_readings
 
 
 def draft_expectations(document: RunDocument, backend: str) -> str:
     """A first expectations file for ``backend`` from a run: the entries of each line of the
-    report's failures by cause (``failure_clusters``) under the broadest globs that match no item
-    the entry must not reach. A line defect models reproduce is drafted by cause (``diagnosis``:
-    each model's name, its title as the reason); the reason of another line is its signature and an
-    example message: rewrite it as the cause."""
+    report's failures by cause (``failure_clusters``), as ``drafted_by_line`` drafts them."""
     items = [r for r in document["items"] if r["backend"] == backend]
     if not items:
         raise ValueError(f"the run has no items of backend {backend!r}")
     wrong_words = {o.value for o in BACKEND_FAILURES}
     catalogue = document["catalogue"]
     lines = failure_clusters([r for r in items if r["outcome"] in wrong_words], catalogue).get(backend, [])
-    chosen = line_diagnoses([r for line in lines for r in line.records], catalogue)
-    entries: list[dict[str, Any]] = []
-    listed: set[str] = set()
-    for line in lines:
-        # an item with two causes sits on two lines: the first entry that lists it is its own
-        wrong = [r for r in line.records if r["id"] not in listed]
-        if not wrong:
-            continue
-        uncovered = dict.fromkeys(r["id"] for r in wrong)
-        # A glob may reach the items of earlier entries (the first match wins) and those an
-        # expectation leaves alone (unsupported, divergent).
-        others = [r["id"] for r in items if r["id"] not in uncovered and r["id"] not in listed
-                  and r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.DIVERGENT.value)]
-        listed.update(uncovered)
-        if line.diagnosed:  # by cause: the items the model reproduces wherever they show, not the ids seen
-            entries += _by_cause(line.records, {r["id"]: chosen[backend, r["id"]] for r in wrong}, catalogue)
-            continue
-        while uncovered:
-            first = next(r for r in wrong if r["id"] in uncovered)
-            best: str | None = None
-            covered: list[str] = []
-            for glob in _candidate_globs(first):
-                match = re.compile(fnmatch.translate(glob)).match
-                hits = [i for i in uncovered if match(i)]
-                if len(hits) > len(covered) and not any(match(i) for i in others):
-                    best, covered = glob, hits
-            for item_id in covered:
-                del uncovered[item_id]
-            entry = {"match": best, "outcome": first["outcome"]}
-            example = shorten(first_line(first["message"], "no message"), 200)
-            entry["reason"] = f"{line.signature.partition(': ')[2]} (for example: {example})"
-            entries.append(entry)
+    entries = [entry for _, found in drafted_by_line(lines, items, catalogue) for entry in found]
     version = next(b["version"] for b in document["environment"]["backends"] if b["name"] == backend)
     draft = {"backend": backend, "tested_with": version, "entries": entries}
     header = (f"# Drafted by `conformance expectations` from the run of {document['started']}:\n"
@@ -68,6 +34,53 @@ def draft_expectations(document: RunDocument, backend: str) -> str:
               "# cover a line; a line defect models reproduce by its models, as diagnosis); the reasons\n"
               "# are the models' titles, else the lines' signatures: replace those with the causes.\n")
     return header + yaml.safe_dump(draft, sort_keys=False, width=100, allow_unicode=True)
+
+
+def drafted_by_line(lines: list[Cluster], items: list[ItemRecord], catalogue: Catalogue) -> list[tuple[Cluster, list[dict[str, Any]]]]:
+    """Each line of one backend's failures with the entries drafted for it: under the broadest
+    globs that match no item of ``items`` (the backend's) the entry must not reach; a line defect
+    models reproduce by cause (``diagnosis``: each model's name, its title as the reason); the
+    reason of another line is its signature and an example message, to be rewritten as the cause.
+    An item that sits on two lines (two causes) is drafted on the first."""
+    chosen = line_diagnoses([r for line in lines for r in line.records], catalogue)
+    drafted: list[tuple[Cluster, list[dict[str, Any]]]] = []
+    listed: set[str] = set()
+    for line in lines:
+        wrong = [r for r in line.records if r["id"] not in listed]
+        own = {r["id"] for r in wrong}
+        # A glob may reach the items of earlier entries (the first match wins) and those an
+        # expectation leaves alone (unsupported, divergent).
+        others = [r["id"] for r in items if r["id"] not in own and r["id"] not in listed
+                  and r["outcome"] not in (Outcome.UNSUPPORTED.value, Outcome.DIVERGENT.value)]
+        listed.update(own)
+        if not wrong:
+            drafted.append((line, []))
+        elif line.diagnosed:  # by cause: the items the model reproduces wherever they show, not the ids seen
+            drafted.append((line, _by_cause(wrong, {r["id"]: chosen[r["backend"], r["id"]] for r in wrong}, catalogue)))
+        else:
+            drafted.append((line, _by_globs(line, wrong, others)))
+    return drafted
+
+
+def _by_globs(line: Cluster, wrong: list[ItemRecord], others: list[str]) -> list[dict[str, Any]]:
+    """Entries that list ``wrong`` under the broadest globs that reach none of ``others``."""
+    uncovered = dict.fromkeys(r["id"] for r in wrong)
+    entries = []
+    while uncovered:
+        first = next(r for r in wrong if r["id"] in uncovered)
+        best: str | None = None
+        covered: list[str] = []
+        for glob in _candidate_globs(first):
+            match = re.compile(fnmatch.translate(glob)).match
+            hits = [i for i in uncovered if match(i)]
+            if len(hits) > len(covered) and not any(match(i) for i in others):
+                best, covered = glob, hits
+        for item_id in covered:
+            del uncovered[item_id]
+        example = shorten(first_line(first["message"], "no message"), 200)
+        entries.append({"match": best, "outcome": first["outcome"],
+                        "reason": f"{line.signature.partition(': ')[2]} (for example: {example})"})
+    return entries
 
 
 def _by_cause(records: list[ItemRecord], names: dict[str, Diagnosis], catalogue: Catalogue) -> list[dict[str, Any]]:

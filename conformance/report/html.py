@@ -12,6 +12,7 @@ from .fuzz_section import fuzz_html
 from .record import ItemRecord, RunDocument
 from .results import backends, case_class, disagreements, divergences, errata, matrix, opset_regressions, refused_whole, shorten, totals, cannot_run
 from .causes import Cluster, failure_clusters, failing_items, undiagnosed_line
+from .known import Advice
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
@@ -45,8 +46,10 @@ a.badge:hover { outline: 1px solid #1d2430; } .cause { font-weight: 400; }
 """
 
 
-def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None = None) -> str:
-    """The report page (``clusters``: the document's failure clusters, where the caller has them)."""
+def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None = None,
+                advice: dict[tuple[str, str], Advice] | None = None) -> str:
+    """The report page (``clusters``: the document's failure clusters, and ``advice``, what to do
+    about each, where the caller has them: ``known.report_model``)."""
     items = document["items"]
     names = backends(document)
     sections = [
@@ -56,7 +59,7 @@ def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None
         _regressions(items),
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
-        _failures(items, names, failure_clusters(items, document["catalogue"]) if clusters is None else clusters),
+        _failures(items, names, failure_clusters(items, document["catalogue"]) if clusters is None else clusters, advice or {}),
         fuzz_html(document),
         _divergences(items),
         _known_failures(items),
@@ -222,7 +225,8 @@ def _failure(record: ItemRecord) -> str:
             f"<span class='muted'>({escape(where)})</span>{setting}{shown}{repro}</div>")
 
 
-def _failures(items: list[ItemRecord], names: list[str], clusters: dict[str, list[Cluster]]) -> str:
+def _failures(items: list[ItemRecord], names: list[str], clusters: dict[str, list[Cluster]],
+              advice: dict[tuple[str, str], Advice]) -> str:
     total = failing_items(c for found in clusters.values() for c in found)
     parts = [f"<h2 id='failures'>Failures ({total})</h2><p class='muted'>Each backend's failing items clustered "
              "by cause: the outcome and what differs structurally (which output and how, whether in windows over "
@@ -237,7 +241,8 @@ def _failures(items: list[ItemRecord], names: list[str], clusters: dict[str, lis
             parts.append("<p>None.</p>")
             continue
         parts.append(_causes_by_version(backend, found))
-        parts += [_cluster(backend, index, cluster) for index, cluster in enumerate(found[:SHOWN_CLUSTERS])]
+        parts += [_cluster(backend, index, cluster, advice.get((backend, cluster.signature)))
+                  for index, cluster in enumerate(found[:SHOWN_CLUSTERS])]
         if len(found) > SHOWN_CLUSTERS:
             rest = failing_items(found[SHOWN_CLUSTERS:])
             parts.append(f"<p class='muted'>... and {len(found) - SHOWN_CLUSTERS} more causes of {rest} items "
@@ -259,7 +264,25 @@ def _causes_by_version(backend: str, found: list[Cluster]) -> str:
             f"<th>causes (items)</th></tr>{rows}</table></details>")
 
 
-def _cluster(backend: str, index: int, cluster: Cluster) -> str:
+def _what_to_do(backend: str, advice: Advice | None) -> str:
+    """A line's first words: known (the entries that name its cause; its items none lists) or new
+    (an entry drafted to paste)."""
+    if advice is None:
+        return ""
+    if advice.known:
+        places = ", ".join(str(e.get("where") or e["match"]) for e in advice.entries[:4])
+        cause = next((e.get("cause") or e.get("diagnosis") for e in advice.entries if e.get("cause") or e.get("diagnosis")), None)
+        return (f"<p class='known'><b>Known cause</b>{f' <code>{escape(cause)}</code>' if cause else ''}: "
+                f"{escape(places)}{' …' if len(advice.entries) > 4 else ''} names it, but lists none of these items "
+                "(another shape, type or version): add them to it, or widen its match.</p>")
+    if not advice.draft:
+        return ""
+    return (f"<p class='new'><b>New</b>: no entry of the expectations names this cause. A drafted entry, to paste "
+            f"into your expectations file (expectations/&lt;backend&gt;.yaml) and give its real reason:</p>"
+            f"<pre>{escape(advice.draft)}</pre>")
+
+
+def _cluster(backend: str, index: int, cluster: Cluster, advice: Advice | None = None) -> str:
     records = cluster.records
     smallest = cluster.smallest
     kinds = Counter(r["outcome"] for r in records)
@@ -270,6 +293,7 @@ def _cluster(backend: str, index: int, cluster: Cluster) -> str:
     more = f"<p class='muted'>... and {len(others) - SHOWN_IDS} more (see results.json).</p>" if len(others) > SHOWN_IDS else ""
     return (f"<details open id='{_anchor('cause', backend, index)}'><summary>cause {index + 1}: {_counts(kinds)} "
             f"<span class='cause'><code>{escape(shorten(cluster.signature, 200))}</code></span></summary>"
+            + _what_to_do(backend, advice) +
             f"<div class='muted'>{escape(spans)}" + (f" · every item has {escape(common)}" if common else "") + "</div>"
             + _sub_groups(cluster) + _failure(smallest)
             + (f"<details><summary class='cause'>the other {len(others)} item{'s' if len(others) != 1 else ''}"

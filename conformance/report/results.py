@@ -335,7 +335,8 @@ def totals(items: list[Record]) -> dict[str, Counter]:
     return dict(table)
 
 
-def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | None = None) -> str:
+def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | None = None,
+                    advice: dict[tuple[str, str], Any] | None = None) -> str:
     """A summary for CI logs: totals, regressions, failures by class, open questions."""
     items = document["items"]
     env = document["environment"]
@@ -366,8 +367,12 @@ def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | 
     lines += ["", f"## Failures ({failing_items(c for cs in clusters.values() for c in cs)}), by cause", ""]
     for backend, found in clusters.items():
         for cluster in found:
-            lines.append(f"- {backend}: {len(cluster.records)} × {shorten(cluster.signature, 160)} "
+            said = (advice or {}).get((backend, cluster.signature))
+            state = "" if said is None else "known, not listed: " if said.known else "new: "
+            lines.append(f"- {backend}: {state}{len(cluster.records)} × {shorten(cluster.signature, 160)} "
                          f"(e.g. `{cluster.smallest['id']}`)")
+            if said is not None and said.known:
+                lines.append("  - named by " + ", ".join(str(e.get("where") or e["match"]) for e in said.entries[:4]))
             if len(cluster.details) > 1:
                 lines += [f"  - {n} × {shorten(detail, 160)}" for detail, n in cluster.details[:8]]
     if document["collection_errors"]:

@@ -193,18 +193,18 @@ def write_reports(results: Results, partial: bool, interrupted: bool,
     file's items where the run has them at hand (its expansion cache)."""
     from .html import render_html
     from .results import render_markdown
-    from .causes import failure_clusters
+    from .known import report_model
 
     document = results.document(partial, interrupted)
     directory = results.directory
     assert directory is not None, "results without a report directory are never written"
-    clusters = failure_clusters(document["items"], document["catalogue"])  # once: the scripts, the HTML and the Markdown show the same lines
+    clusters, advice = report_model(document)  # once: the scripts, the HTML and the Markdown show the same lines
     if not partial and values_of is not None:
         write_scripts(document, directory, values_of, items_of, clusters)
     _write_report(directory / RESULTS_FILE, json.dumps(document, allow_nan=False, default=numpy_scalars))
     results.close_journal(remove=not partial)  # a whole run's results.json holds all the journal held
-    _write_report(directory / HTML_FILE, render_html(document, clusters))
-    _write_report(directory / MARKDOWN_FILE, render_markdown(document, clusters))
+    _write_report(directory / HTML_FILE, render_html(document, clusters, advice))
+    _write_report(directory / MARKDOWN_FILE, render_markdown(document, clusters, advice))
 
 
 SCRIPTS_DIR = "repro"
