@@ -386,3 +386,39 @@ def test_each_failure_line_says_new_with_a_draft_or_known_with_the_entries_that_
     assert "<b>New</b>: no entry of the expectations names this cause" in page and "match: MaxPool-*/c2" in page
     summary = render_markdown(document, clusters, advice)
     assert "- rt: known, not listed: 1 × " in summary and "- rt: new: 1 × " in summary
+
+
+def _fetches(page: str) -> list[str]:
+    """What a page would load: a script, a stylesheet, an image, a frame, a source, a style's url()
+    (an <a href> is a link a person follows, not a fetch; an SVG <use href="#..."> and an image
+    of data: stay inside)."""
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Loads(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            values = dict(attrs)
+            inline = (values.get("xlink:href") or values.get("href") or "").startswith("data:")  # a heatmap's pixels
+            if tag in ("script", "link", "img", "iframe", "object", "embed", "image", "audio", "video", "source") and not inline:
+                found.append(tag)
+            for name in ("src", "srcset", "data", "poster"):
+                if values.get(name):
+                    found.append(f"{tag} {name}")
+            if tag == "use" and not (values.get("xlink:href") or values.get("href") or "#").startswith("#"):
+                found.append("use")
+
+    Loads().feed(page)
+    return found + re.findall(r"url\(\s*['\"]?(?!#)[^)]*\)|@import", page)
+
+
+def test_every_report_has_its_plots_inline_and_fetches_nothing():
+    """Outcomes per operator version, failures per cause (new against known), and the unsupported
+    heatmap: one inline SVG each, with no script and nothing fetched."""
+    document = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
+    page = render_html(document)
+    plots = page.split("<h2 id='plots'>", 1)[1].split("<h2", 1)[0]
+    assert plots.count("<figure class='plot'><svg") == 3
+    for title in ("outcomes per operator version", "failing items per cause", "share of items unsupported"):
+        assert title in plots, title
+    assert _fetches(page) == [] and "<script" not in page

@@ -185,3 +185,38 @@ def test_the_wheel_lists_every_package_of_the_source():
     found = {".".join(init.parent.relative_to(ROOT).parts) for package in ("conformance", "reference_backend")
              for init in (ROOT / package).rglob("__init__.py")}
     assert found - listed == set()
+
+
+@pytest.fixture
+def converter(tmp_path) -> Path:
+    source = next(b for b in guide_blocks("python") if b.startswith("# my_converter_backend.py"))
+    directory = tmp_path / "converter"
+    directory.mkdir()
+    (directory / "my_converter_backend.py").write_text(source)
+    return directory
+
+
+@pytest.mark.slow
+def test_the_guide_s_toy_converter_maps_layout_and_types_back_and_runs_as_the_runtime_it_converts_to(converter):
+    """The converter section's adapter (NHWC program, float16 pooled in float32, Indices in int32)
+    beside ONNX Runtime unoptimized (the program's runtime, as it runs it), on MaxPool-12's float32
+    and float16 items: no type or shape difference of its own, nothing unsupported that ONNX
+    Runtime runs, and on float32 (where the program's kernel is ONNX Runtime's own) the very
+    outcome of every item."""
+    pytest.importorskip("onnxruntime")
+    result = run([str(BIN / "pytest"), "--pyargs", "conformance",
+                  "--backend=ort[optimization=disabled],my_converter_backend:MyConverterBackend",
+                  "-n", "2", "-q", "-p", "no:cacheprovider", "--report", "out", "-m", "ai_onnx and maxpool and version12",
+                  "-k", "float32 or float16"], cwd=converter)
+    assert result.returncode in (0, 1), result.stdout[-3000:] + result.stderr[-3000:]
+    records = json.loads((converter / "out" / "results.json").read_text())["items"]
+    theirs = {r["id"]: r for r in records if r["backend"] == "my_converter_backend:MyConverterBackend"}
+    ours = {r["id"]: r for r in records if r["backend"] == "ort[optimization=disabled]"}
+    assert len(theirs) > 500 and theirs.keys() == ours.keys()
+    assert not [i for i, r in theirs.items() if r["outcome"] == "unsupported" and ours[i]["outcome"] != "unsupported"]
+    of_form = [i for i, r in theirs.items() if any(" element type " in d["summary"] or "shape" in d["summary"]
+                                                   for d in r.get("diff", [])) and not ours[i].get("diff")]
+    assert of_form == [], of_form[:5]
+    differ = {i: (ours[i]["outcome"], r["outcome"]) for i, r in theirs.items() if i.endswith("[float32]")
+              and r["outcome"] != ours[i]["outcome"]}
+    assert differ == {}, list(differ.items())[:5]

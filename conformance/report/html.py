@@ -13,6 +13,7 @@ from .record import ItemRecord, RunDocument
 from .results import backends, case_class, disagreements, divergences, errata, matrix, opset_regressions, refused_whole, shorten, totals, cannot_run
 from .causes import Cluster, failure_clusters, failing_items, undiagnosed_line
 from .known import Advice
+from .plots import plots
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
@@ -52,14 +53,17 @@ def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None
     about each, where the caller has them: ``known.report_model``)."""
     items = document["items"]
     names = backends(document)
+    clusters = failure_clusters(items, document["catalogue"]) if clusters is None else clusters
+    advice = advice or {}
     sections = [
         _header(document),
         _contents(items, names, document),
         _totals(items, names),
+        "<h2 id='plots'>Plots</h2>" + plots(document, clusters, {key for key, said in advice.items() if said.known}),
         _regressions(items),
         _matrix(items, names),
         _disagreements(items) if len(names) > 1 else "",
-        _failures(items, names, failure_clusters(items, document["catalogue"]) if clusters is None else clusters, advice or {}),
+        _failures(items, names, clusters, advice),
         fuzz_html(document),
         _divergences(items),
         _known_failures(items),
@@ -89,7 +93,7 @@ def _anchor(*parts: object) -> str:
 
 
 def _contents(items: list[ItemRecord], names: list[str], document: RunDocument) -> str:
-    sections = [("outcomes", "Outcomes"), ("regressions", "Opset regressions"), ("matrix", "By operator version")]
+    sections = [("outcomes", "Outcomes"), ("plots", "Plots"), ("regressions", "Opset regressions"), ("matrix", "By operator version")]
     if len(names) > 1:
         sections.append(("disagreements", "Disagreements"))
     sections += [("failures", "Failures")] + [(_anchor("failures", n), f"· {n}") for n in names]
