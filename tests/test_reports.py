@@ -422,3 +422,4 @@ def test_every_report_has_its_plots_inline_and_fetches_nothing():
     for title in ("outcomes per operator version", "failing items per cause", "share of items unsupported"):
         assert title in plots, title
     assert _fetches(page) == [] and "<script" not in page
+    assert render_html(document) == page  # one run, one page: no date, no random ids in the SVG

@@ -28,7 +28,9 @@ def plots(document: RunDocument, clusters: dict[str, list[Cluster]], known: set[
     lines an expectations entry names)."""
     import matplotlib
 
-    with matplotlib.rc_context({"text.parse_math": False, "svg.fonttype": "none"}):  # "$...$" from a file is text
+    # "$...$" in a name from a file is text, not TeX; a fixed salt names the SVG's clip paths alike
+    # in every run, so that one run draws one page
+    with matplotlib.rc_context({"text.parse_math": False, "svg.fonttype": "none", "svg.hashsalt": "conformance"}):
         return "".join(figure for figure in (_outcomes(document["items"]), _causes(clusters, known),
                                              _unsupported(document["items"])) if figure)
 
