@@ -17,6 +17,7 @@ from conformance.cli import main
 from conformance.judge.diagnoses import Diagnosis
 from conformance.plugin import PACKAGE_DIR
 from conformance.report.html import render_html
+from conformance.report.plots import PLOTTED_FROM
 from tests.conftest import requires_tool
 from tests.samples import SMALL_CASE
 
@@ -423,3 +424,12 @@ def test_every_report_has_its_plots_inline_and_fetches_nothing():
         assert title in plots, title
     assert _fetches(page) == [] and "<script" not in page
     assert render_html(document) == page  # one run, one page: no date, no random ids in the SVG
+
+
+@pytest.mark.parametrize("items", [PLOTTED_FROM - 1, PLOTTED_FROM])
+def test_a_run_of_fewer_items_than_the_plots_threshold_gets_a_note_instead(items):
+    document = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
+    document["items"] = document["items"][:items]
+    plots = render_html(document).split("<h2 id='plots'>", 1)[1].split("<h2", 1)[0]
+    assert ("<svg" in plots) == (items >= PLOTTED_FROM)
+    assert ("No plots for a run of" in plots) == (items < PLOTTED_FROM)

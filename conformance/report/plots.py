@@ -17,6 +17,10 @@ from .record import ItemRecord, RunDocument
 # The colours of the outcomes, as the scoreboard draws them.
 COLOURS = dict(zip(REPORT_WORDS, ("#4caf50", "#9ccc65", "#7986cb", "#b0bec5", "#cfd8dc", "#e53935", "#fb8c00",
                                   "#8e24aa", "#6d4c41", "#f06292")))
+# A run of fewer items gets no plots: its tables are shorter than the plots would be, and say all
+# they would; the matplotlib import and three figures (about 0.8 s) would be most of such a report's
+# time (the project's own tests write a hundred small reports).
+PLOTTED_FROM = 100
 # Cause lines drawn per backend, at most: the longest first; the report lists every line below.
 PLOTTED_CAUSES = 15
 LABEL = 70  # characters of a cause's signature beside its bar
@@ -25,7 +29,10 @@ DIAGNOSED = "reproduced exactly by a defect model: "  # said by every diagnosed 
 
 def plots(document: RunDocument, clusters: dict[str, list[Cluster]], known: set[tuple[str, str]]) -> str:
     """The three figures, each an inline SVG (``known``: the (backend, signature) of the failure
-    lines an expectations entry names)."""
+    lines an expectations entry names); for a run of fewer than PLOTTED_FROM items, a note."""
+    if len(document["items"]) < PLOTTED_FROM:
+        return (f"<p class='muted'>No plots for a run of {len(document['items'])} items (fewer than {PLOTTED_FROM}): "
+                "the tables below say all they would.</p>")
     import matplotlib
 
     # "$...$" in a name from a file is text, not TeX; a fixed salt names the SVG's clip paths alike
