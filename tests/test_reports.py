@@ -417,6 +417,7 @@ def test_every_report_has_its_plots_inline_and_fetches_nothing():
     """Outcomes per operator version, failures per cause (new against known), and the unsupported
     heatmap: one inline SVG each, with no script and nothing fetched."""
     document = json.loads((PACKAGE_DIR.parent / "docs" / "example" / "results.json").read_text())
+    document["items"] = document["items"][:600]  # three backends' failures and unsupported items: a fifth of the run
     page = render_html(document)
     plots = page.split("<h2 id='plots'>", 1)[1].split("<h2", 1)[0]
     assert plots.count("<figure class='plot'><svg") == 3
