@@ -64,7 +64,8 @@ def test_the_header_the_readme_shows_counts_today_s_ort_expectations():
 
     ort = load_backend("ort")
     listed = load_expectations(ROOT / "expectations", "ort", details=ort.details())
-    assert f"conformance expectations of ort: expectations/ort.yaml ({len(listed.entries)} entries)" in ROOT.joinpath("README.md").read_text()
+    for page in (ROOT / "README.md", ROOT / "docs" / "reports.md"):
+        assert f"conformance expectations of ort: expectations/ort.yaml ({len(listed.entries)} entries)" in page.read_text(), page
 
 
 def test_the_example_report_s_size_is_the_one_the_readme_gives():

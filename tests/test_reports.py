@@ -434,3 +434,30 @@ def test_a_run_of_fewer_items_than_the_plots_threshold_gets_a_note_instead(items
     plots = render_html(document).split("<h2 id='plots'>", 1)[1].split("<h2", 1)[0]
     assert ("<svg" in plots) == (items >= PLOTTED_FROM)
     assert ("No plots for a run of" in plots) == (items < PLOTTED_FROM)
+
+
+def _failing_lines(count: int) -> dict:
+    """A run of one backend with ``count`` failure lines, each an error of its own words."""
+    items = [{"id": f"MaxPool-12/c{n}[float32]", "case": f"c{n}", "file": "cases/x.yaml", "op": "MaxPool", "domain": "ai.onnx",
+              "version": 12, "backend": "rt", "outcome": "error", "message": f"RuntimeError: check {'abcdefghijklmnopqrstuvwxyz'[n % 26] * (n // 26 + 1)} failed",
+              "attributes": {}, "inputs": [{"name": "X", "shape": [1, 1, 4], "dtype": "float32"}]} for n in range(count)]
+    return {"environment": {"backends": [{"name": "rt", "version": "1", "details": {}}]}, "items": items, "catalogue": {}}
+
+
+def test_as_many_lines_as_the_limit_get_a_drafted_entry(monkeypatch):
+    from conformance.report import known
+
+    monkeypatch.setattr(known, "DRAFTED_LINES", 3)
+    clusters, advice = known.report_model(_failing_lines(4))
+    assert len(clusters["rt"]) == 4
+    assert [bool(advice["rt", line.signature].draft) for line in clusters["rt"]] == [True, True, True, False]
+
+
+def test_as_many_cause_lines_as_the_limit_are_drawn(monkeypatch):
+    from conformance.report import plots
+    from conformance.report.causes import failure_clusters
+
+    monkeypatch.setattr(plots, "PLOTTED_CAUSES", 3)
+    document = _failing_lines(4)
+    drawn = plots._causes(failure_clusters(document["items"], {}), set())
+    assert drawn.count("check ") == 3  # each bar's label names its line's words
