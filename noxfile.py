@@ -6,8 +6,10 @@
     nox -s nightly                every installed backend (ort also without optimizations, ort-js on each
                                   of its eps once `conformance setup ort-js` has run), report in
                                   reports/<date>/, compared with the last one
-    nox -s example                regenerate the example report in docs/example/ (ort and openvino on a cut of the cases)
+    nox -s example                regenerate the example report in docs/example/ (ort, openvino and ort-js's WebGPU build
+                                  on a cut of the cases)
     nox -s oldest                 the own tests on Python 3.10 with every dependency at its lower bound
+    nox -s newest                 the own tests (fast tier) on Python 3.12, the newest the suite supports
     nox -s bench                  time the reference backend against ONNX Runtime and onnx.reference,
                                   the fuzz's throughput per backend, and the harness's four figures
                                   (suite / floor, tests, fuzz, repro line) as ratios against their goals
@@ -109,6 +111,14 @@ def oldest(session: nox.Session) -> None:
     # onnxruntime 1.21 fails more items than today's (it crashes on a zero stride, for one):
     # the suite must run against it to the end, not pass.
     session.run("pytest", "conformance", "--backend=ort", "-n", "auto", success_codes=[0, 1])
+
+
+@nox.session(python="3.12")
+def newest(session: nox.Session) -> None:
+    """The newest Python the suite supports (a converter may need it): the fast tier, as the README runs it."""
+    session.install("-e", ".[test]")
+    session.run("conformance", "setup", "ort-js")
+    session.run("pytest", "tests", "-n", "auto", *session.posargs)
 
 
 @nox.session
