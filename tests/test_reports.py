@@ -438,9 +438,11 @@ def test_a_run_of_fewer_items_than_the_plots_threshold_gets_a_note_instead(items
 
 def _failing_lines(count: int) -> dict:
     """A run of one backend with ``count`` failure lines, each an error of its own words."""
-    items = [{"id": f"MaxPool-12/c{n}[float32]", "case": f"c{n}", "file": "cases/x.yaml", "op": "MaxPool", "domain": "ai.onnx",
-              "version": 12, "backend": "rt", "outcome": "error", "message": f"RuntimeError: check {'abcdefghijklmnopqrstuvwxyz'[n % 26] * (n // 26 + 1)} failed",
-              "attributes": {}, "inputs": [{"name": "X", "shape": [1, 1, 4], "dtype": "float32"}]} for n in range(count)]
+    words = ["abcdefghijklmnopqrstuvwxyz"[n % 26] * (n // 26 + 1) for n in range(count)]  # no digits: one line each
+    items = [{"id": f"MaxPool-12/c{n}[float32]", "case": f"c{n}", "file": "cases/x.yaml", "op": "MaxPool",
+              "domain": "ai.onnx", "version": 12, "backend": "rt", "outcome": "error",
+              "message": f"RuntimeError: check {words[n]} failed", "attributes": {},
+              "inputs": [{"name": "X", "shape": [1, 1, 4], "dtype": "float32"}]} for n in range(count)]
     return {"environment": {"backends": [{"name": "rt", "version": "1", "details": {}}]}, "items": items, "catalogue": {}}
 
 

@@ -72,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, BackendNotFound, ImportError) as e:
         print(f"conformance fuzz: {e}", file=sys.stderr)
         return 2
-    env = environment([(backend, runner)], args.seed, bundled_case_dir())
+    env = environment([(backend, runner)], args.seed, bundled_case_dir(), specs=[args.backend])
     print(f"conformance fuzz: {backend.name} {backend.version}, budget {args.budget}, seed {args.seed}, "
           f"{len(targets)} operator versions, at most {args.max_time:g} s")
     write = _writer(env, args)

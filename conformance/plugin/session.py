@@ -137,7 +137,8 @@ class SuiteSession:
         self.label = config.getoption("conformance_label")
         if self.label is not None and not re.fullmatch(r"[\w.+@=,\[\]-]{1,100}", self.label):
             raise pytest.UsageError(f"--conformance-label {self.label!r}: letters, digits and . + @ = , [ ] - _ only, up to 100")
-        self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir, self.label)
+        self.env = environment([(t.backend, t.runner) for t in self.targets], self.seed, self.case_dir, self.label,
+                               [t.spec for t in self.targets])
         self.finished = self.interrupted = False
         # pytest's cache (-p no:cacheprovider turns it off) keeps the loaded case files between runs
         self.expansions = expansion_cache(config, self.case_dir, self.limits)

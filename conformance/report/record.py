@@ -75,6 +75,7 @@ class _Backend(TypedDict):
 
 class BackendRecord(_Backend, total=False):
     title: str  # the runtime as sentences name it, where the backend has a title
+    spec: str  # the backend as --backend named it (the repro scripts run it)
 
 
 class Environment(TypedDict, total=False):

@@ -9,10 +9,9 @@ import json
 import os
 import platform
 import re
-import shlex
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 import onnx
@@ -34,19 +33,22 @@ MARKDOWN_FILE = "summary.md"
 
 
 def environment(backends: list[tuple[Backend, Backend]], seed: int, case_dir: Path,
-                label: str | None = None) -> Environment:
+                label: str | None = None, specs: Sequence[str] = ()) -> Environment:
     """``backends``: (the backend, what runs it) pairs; the runner adds its isolation settings;
-    ``label``: the run's name (--conformance-label)."""
+    ``label``: the run's name (--conformance-label); ``specs``: each backend as --backend named it,
+    which the repro scripts are written for (a record's own command line is never parsed back)."""
     from .. import __version__
 
     described: list[BackendRecord] = []
-    for backend, runner in backends:
+    for index, (backend, runner) in enumerate(backends):
         details = dict(backend.details())
         if runner is not backend:
             details.update(runner.details())
         record = BackendRecord(name=backend.name, version=backend.version, details=details)
         if getattr(backend, "title", None):
             record["title"] = str(backend.title)  # type: ignore[attr-defined]  # optional: the Protocol leaves it out
+        if index < len(specs):
+            record["spec"] = specs[index]
         described.append(record)
     return {
         "suite_version": __version__,
@@ -227,11 +229,12 @@ def write_scripts(document: RunDocument, directory, values_of: Callable[[Item], 
         return
     cases = Path(document["environment"]["cases"])
     seed = document["environment"]["seed"]
+    specs = {b["name"]: b.get("spec") for b in document["environment"]["backends"]}
     _real_directory(Path(directory / SCRIPTS_DIR))
     for lines in (failure_clusters(document["items"], document["catalogue"]) if clusters is None else clusters).values():
         for cluster in lines[:SHOWN_CLUSTERS]:
             record = cluster.smallest
-            spec = next((w.partition("=")[2] for w in shlex.split(record.get("script", "")) if w.startswith("--backend=")), None)
+            spec = specs.get(record["backend"])
             if spec is None or not cases.is_dir():
                 continue
             twin = record.get("twin")  # a line of a failed minimal valid model: that model's script
