@@ -199,24 +199,24 @@ def converter(tmp_path) -> Path:
 @pytest.mark.slow
 def test_the_guide_s_toy_converter_maps_layout_and_types_back_and_runs_as_the_runtime_it_converts_to(converter):
     """The converter section's adapter (NHWC program, float16 pooled in float32, Indices in int32)
-    beside ONNX Runtime unoptimized (the program's runtime, as it runs it), on MaxPool-12's float32
-    and float16 items: no type or shape difference of its own, nothing unsupported that ONNX
-    Runtime runs, and on float32 (where the program's kernel is ONNX Runtime's own) the very
-    outcome of every item."""
+    beside ONNX Runtime unoptimized (the program's runtime, as it runs it), on the covering sample's
+    ai.onnx MaxPool items in float32 and float16, as the guide runs a converter: no element type
+    differs, and on float32 (where the program's kernel is ONNX Runtime's own, and the layout is
+    mapped both ways) the very outcome of every item. In float16 the program pools in float32, so
+    ONNX Runtime's own float16 bugs (MaxPool-1's invalid inserted Cast) are not the program's."""
     pytest.importorskip("onnxruntime")
     result = run([str(BIN / "pytest"), "--pyargs", "conformance",
                   "--backend=ort[optimization=disabled],my_converter_backend:MyConverterBackend",
-                  "-n", "2", "-q", "-p", "no:cacheprovider", "--report", "out", "-m", "ai_onnx and maxpool and version12",
-                  "-k", "float32 or float16"], cwd=converter)
+                  "-n", "2", "-q", "-p", "no:cacheprovider", "--report", "out", "--conformance-sample",
+                  "-m", "ai_onnx and maxpool", "-k", "float32 or float16"], cwd=converter)
     assert result.returncode in (0, 1), result.stdout[-3000:] + result.stderr[-3000:]
     records = json.loads((converter / "out" / "results.json").read_text())["items"]
     theirs = {r["id"]: r for r in records if r["backend"] == "my_converter_backend:MyConverterBackend"}
     ours = {r["id"]: r for r in records if r["backend"] == "ort[optimization=disabled]"}
-    assert len(theirs) > 500 and theirs.keys() == ours.keys()
-    assert not [i for i, r in theirs.items() if r["outcome"] == "unsupported" and ours[i]["outcome"] != "unsupported"]
-    of_form = [i for i, r in theirs.items() if any(" element type " in d["summary"] or "shape" in d["summary"]
-                                                   for d in r.get("diff", [])) and not ours[i].get("diff")]
-    assert of_form == [], of_form[:5]
+    assert len(theirs) > 100 and theirs.keys() == ours.keys()
+    # the types mapped back (float16 pooled in float32, Indices given as int32): no element type differs
+    retyped = [i for i, r in theirs.items() if any(" element type " in d["summary"] for d in r.get("diff", []))]
+    assert retyped == [], retyped[:5]
     differ = {i: (ours[i]["outcome"], r["outcome"]) for i, r in theirs.items() if i.endswith("[float32]")
               and r["outcome"] != ours[i]["outcome"]}
     assert differ == {}, list(differ.items())[:5]
