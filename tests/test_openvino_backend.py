@@ -55,3 +55,22 @@ def test_a_refusal_leads_with_openvino_s_reason_not_its_source_location():
     with pytest.raises(RuntimeError) as info:
         backend.run(model, {"X": np.ones((0, 1, 3), np.float32)})
     assert str(info.value).splitlines()[0] == "Batch size is zero."
+
+
+def test_an_opset_the_package_left_unimported_is_found_as_its_submodule(monkeypatch):
+    """OpenVINO 2023.1 to 2024.6: the package has Core but not its opsets as attributes, and 2023.0
+    keeps them under openvino.runtime: the native MaxPool is built all the same (a release that
+    seemed to lack opset1/opset8 made 102 native items a release unsupported in the sweep)."""
+    import sys
+    import types
+
+    from conformance.backends.openvino import opset_of
+
+    bare = types.ModuleType("bare_openvino")  # a top-level package without opset attributes
+    opset8 = types.ModuleType("openvino.runtime.opset8")
+    monkeypatch.setitem(sys.modules, "openvino.runtime.opset8", opset8)
+    monkeypatch.setitem(sys.modules, "openvino.opset8", None)  # absent at the top: import raises ImportError
+    assert opset_of(bare, "opset8") is opset8
+    assert opset_of(bare, "opset99") is None
+    with_attribute = types.SimpleNamespace(__name__="x", opset1="the package's own")
+    assert opset_of(with_attribute, "opset1") == "the package's own"

@@ -12,9 +12,11 @@ API as float16 arrays holding bfloat16 bits: they are reinterpreted, never conve
 
 from __future__ import annotations
 
+import importlib
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from types import ModuleType
+from typing import Any, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -44,6 +46,22 @@ HEADING = ("with a message:", "Failed operations detailed log:")
 ELEMENT_TYPES = {onnx.TensorProto.FLOAT16: "f16", onnx.TensorProto.FLOAT: "f32", onnx.TensorProto.DOUBLE: "f64",
                  onnx.TensorProto.BFLOAT16: "bf16", onnx.TensorProto.INT8: "i8", onnx.TensorProto.UINT8: "u8",
                  onnx.TensorProto.INT32: "i32", onnx.TensorProto.INT64: "i64"}
+
+
+def opset_of(ov: Any, name: str) -> ModuleType | None:
+    """openvino's ``name`` (opset8, say): an attribute of its package where the package imported it;
+    else its submodule, which a release may leave unimported (the top-level package of 2023.1 to
+    2024.6 has Core but not its opsets), at the top or under ``openvino.runtime`` (2023.0). None
+    where the release has no such opset (opset14 before 2024.0)."""
+    found = getattr(ov, name, None)
+    if found is not None:
+        return found
+    for module in dict.fromkeys((f"{ov.__name__}.{name}", f"openvino.{name}", f"openvino.runtime.{name}")):
+        try:
+            return importlib.import_module(module)
+        except ImportError:
+            continue
+    return None
 
 
 class OpenVinoBackend:
@@ -110,7 +128,7 @@ class OpenVinoBackend:
             raise ValueError(f"openvino MaxPool-{version} has no attribute {', '.join(unknown)}")
         element_type = ELEMENT_TYPES[graph_input.type.tensor_type.elem_type]
         opset_name = "opset14" if version >= 14 else "opset8" if version >= 8 else "opset1"
-        opset = getattr(self.ov, opset_name, None)
+        opset = opset_of(self.ov, opset_name)
         if opset is None:
             raise Unsupported(f"openvino {self.build} has no {opset_name} (MaxPool-{version})")
         data = opset.parameter(list(inputs[graph_input.name].shape), getattr(self.ov.Type, element_type),
