@@ -90,3 +90,17 @@ def test_every_example_of_the_openvino_documents_is_transcribed(document, exampl
     layers = [n for n, line in enumerate(lines, 1) if line.strip().startswith("<data ")]
     assert len(numbered) == examples and len(layers) == 3
     assert set(numbered + layers) <= cited
+
+
+def test_every_seed_document_a_case_cites_has_a_title_the_report_names():
+    """A citation names the document by its title and versions, then the line and the seed file:
+    "002_a8d45db0c35040ef.txt line 55" alone was a name no reader could look up."""
+    from conformance.load.documents import TITLES, cited
+    from conformance.report.record import item_record
+
+    seeds = {i.case.provenance.get("document") for i in bundled_items()} & {p.name for p in SEEDS.glob("*.txt")}
+    assert seeds and seeds <= set(TITLES), seeds - set(TITLES)
+    rejected = next(i for i in bundled_items() if i.case.reject and i.case.provenance.get("line"))
+    rule = item_record(rejected, bundled_case_dir())["rule"]
+    assert rule == cited(rejected.case.provenance["document"], rejected.case.provenance["line"])
+    assert rule.startswith(TITLES[rejected.case.provenance["document"]] + ", line ")

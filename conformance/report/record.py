@@ -12,6 +12,7 @@ from typing import Any, Iterable, TypedDict
 import numpy as np
 
 from ..expand.items import Item, qualified_op
+from ..load.documents import cited
 from ..judge.catalogue import entries
 from ..judge.verdict import Verdict
 from ..expand.selectors import question_columns
@@ -131,7 +132,7 @@ def item_record(item: Item, case_dir: Path) -> ItemRecord:
     }
     if case.reject:  # one rule may be broken by several cases, each in its own words
         where = case.provenance
-        record["rule"] = f"{where['document']} line {where['line']}" if where.get("line") else case.reject
+        record["rule"] = cited(where["document"], where["line"]) if where.get("line") else case.reject
         if item.breach:
             record["breach"] = item.breach
     return record
