@@ -463,3 +463,10 @@ def test_as_many_cause_lines_as_the_limit_are_drawn(monkeypatch):
     document = _failing_lines(4)
     drawn = plots._causes(failure_clusters(document["items"], {}), set())
     assert drawn.count("check ") == 3  # each bar's label names its line's words
+
+
+def test_the_progress_says_once_per_domain_that_its_u_s_are_refusals(pytester):
+    """A run of thousands of "u" looks like a hang: the first of each domain says what it is."""
+    result = run_suite(pytester, "--backend=tests.faulty_backends:SupportsNothing")
+    said = [line for line in result.outlines if line.startswith("conformance: SupportsNothing declares it cannot run")]
+    assert len(said) == 1 and "each 'u' of ai.onnx is such a refusal, not a hang" in said[0], said

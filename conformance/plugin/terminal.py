@@ -35,6 +35,23 @@ class TerminalTable:
 
     def __init__(self, session: SuiteSession):
         self.session = session
+        self.refusals_said: set[tuple[str, str]] = set()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """At a backend's first unsupported item of a domain, one line: the "u"s that follow are a
+        declared refusal of the item's valid twin, not a hang (pip's ONNX Runtime prints 3,833 of
+        them for com.ms.internal.nhwc). On the process that prints the progress alone."""
+        record = report_record(report) if report.when == "call" else None
+        if not record or record.get("outcome") != Outcome.UNSUPPORTED.value or hasattr(self.session.config, "workerinput"):
+            return
+        key = (record["backend"], record.get("domain", "ai.onnx"))
+        reporter = self.session.config.pluginmanager.get_plugin("terminalreporter")
+        if key in self.refusals_said or reporter is None or self.session.config.option.verbose > 0:
+            return  # verbose: each item's line says unsupported already
+        self.refusals_said.add(key)
+        reporter.write_line("")  # off the progress letters' line
+        reporter.write_line(f"conformance: {key[0]} declares it cannot run {record['id']} nor its valid twin: each 'u' "
+                            f"of {key[1]} is such a refusal, not a hang (the end of the run counts them)")
 
     def expectation_lines(self) -> list[str]:
         """Which files of --expectations each backend reads, and how many entries apply."""
