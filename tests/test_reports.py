@@ -59,7 +59,8 @@ def test_the_html_report_shows_regressions_disagreements_and_diffs(two_backend_r
     assert page.startswith("<!doctype html>") and "<script" not in page and "http" not in page.split("</style>")[0]
     for heading in ("Opset regressions (1)", "Where the backends disagree (1)", "Failures (1)", "By operator version"):
         assert heading in page
-    assert "MaxPool-12/small[float32]" in page and "class='heat'" in page
+    assert "MaxPool-12/small[float32]" in page
+    assert "class='heat'" not in page  # one differing element, which the text names: no map
     summary = (out / "summary.md").read_text()
     assert "## Opset regressions (1)" in summary and "faulty: MaxPool small [float32]: 1: pass" in summary
 
@@ -470,3 +471,16 @@ def test_the_progress_says_once_per_domain_that_its_u_s_are_refusals(pytester):
     result = run_suite(pytester, "--backend=tests.faulty_backends:SupportsNothing")
     said = [line for line in result.outlines if line.startswith("conformance: SupportsNothing declares it cannot run")]
     assert len(said) == 1 and "each 'u' of ai.onnx is such a refusal, not a hang" in said[0], said
+
+
+def test_a_difference_map_is_drawn_where_the_text_does_not_name_every_difference():
+    from conformance.report.html import CELL_PX, WIDE_CELL_PX, WIDE_COLUMNS, _heatmap
+
+    def diff(columns: int, wrong: int, shown: int) -> dict:
+        row = ["x"] * wrong + ["."] * (columns - wrong)
+        return {"output": "Y", "mask": [row], "plane": [0, 0], "shown": ["Y[...]"] * shown}
+
+    assert _heatmap(diff(8, 3, 3)) == ""  # the text lists all three
+    assert f"--cell: {CELL_PX}px" in _heatmap(diff(8, 4, 3))
+    assert f"--cell: {CELL_PX}px" in _heatmap(diff(WIDE_COLUMNS, 9, 3))
+    assert f"--cell: {WIDE_CELL_PX}px" in _heatmap(diff(WIDE_COLUMNS + 1, 9, 3))

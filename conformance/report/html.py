@@ -40,7 +40,7 @@ summary { cursor: pointer; font-weight: 600; } .item { border-top: 1px solid #ee
 .unsupported { background: #eceef2; color: #4b5260; } .fail, .error, .crash, .timeout, .xpass { background: #f9d3cf; }
 .crash, .timeout { font-weight: 600; } .none { color: #a0a6b1; }
 .heat { display: inline-grid; gap: 1px; margin: 4px 0; padding: 2px; background: #e4e7ec; }
-.heat span { width: 9px; height: 9px; background: #cfe8d0; } .heat span.x { background: #d0392b; }
+.heat span { width: var(--cell); height: var(--cell); background: #cfe8d0; } .heat span.x { background: #d0392b; }
 nav { margin: 8px 0 0; } nav a { margin-right: 12px; } a.badge { text-decoration: none; color: inherit; }
 a.badge:hover { outline: 1px solid #1d2430; } .cause { font-weight: 400; }
 .muted { color: #6a7282; } .warn { background: #fff4d6; border: 1px solid #f0d48a; padding: 6px 10px; border-radius: 4px; }
@@ -191,14 +191,22 @@ def _disagreements(items: list[ItemRecord]) -> str:
     return "".join(parts)
 
 
+# A difference map's cells, in pixels: large enough to read a plane of this many columns at a glance
+# (the 9 px cells of before were too small to read), smaller only for a wide plane.
+CELL_PX, WIDE_CELL_PX, WIDE_COLUMNS = 18, 12, 32
+
+
 def _heatmap(diff: dict) -> str:
+    """The first 2-D plane's map of differing elements, where the text does not already name each
+    of them (its shown positions)."""
     mask = diff.get("mask")
-    if not mask:
+    if not mask or sum(c == "x" for row in mask for c in row) <= len(diff.get("shown", [])):
         return ""
     cells = "".join(f"<span class='{'x' if c == 'x' else ''}'></span>" for row in mask for c in row)
     plane = ", ".join(map(str, diff.get("plane", [])))
+    size = CELL_PX if len(mask[0]) <= WIDE_COLUMNS else WIDE_CELL_PX
     return (f"<div class='muted'>{escape(diff['output'])}[{escape(plane)}, :, :] (red: differs)</div>"
-            f"<div class='heat' style='grid-template-columns: repeat({len(mask[0])}, 9px)'>{cells}</div>")
+            f"<div class='heat' style='--cell: {size}px; grid-template-columns: repeat({len(mask[0])}, {size}px)'>{cells}</div>")
 
 
 def _failure(record: ItemRecord) -> str:
