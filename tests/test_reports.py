@@ -484,3 +484,13 @@ def test_a_difference_map_is_drawn_where_the_text_does_not_name_every_difference
     assert f"--cell: {CELL_PX}px" in _heatmap(diff(8, 4, 3))
     assert f"--cell: {CELL_PX}px" in _heatmap(diff(WIDE_COLUMNS, 9, 3))
     assert f"--cell: {WIDE_CELL_PX}px" in _heatmap(diff(WIDE_COLUMNS + 1, 9, 3))
+
+
+def test_summary_md_cuts_a_long_title_and_keeps_the_model_names():
+    from conformance.report.results import shorten_keeping_names
+
+    title = "fail: reproduced exactly by a defect model: " + "a long title " * 20
+    line = f"{title}(nan_compared_as_mlas_pools, nan_never_selected_seed_kept); 3 of its items with another defect model"
+    cut = shorten_keeping_names(line, 160)
+    assert len(cut) <= 160 and cut.endswith("… (nan_compared_as_mlas_pools, nan_never_selected_seed_kept)"), cut
+    assert shorten_keeping_names("fail: Y values differ", 160) == "fail: Y values differ"

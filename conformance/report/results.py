@@ -161,6 +161,16 @@ def shorten(text: str, width: int) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut[width // 2:] else cut).rstrip(" ,;:") + "…"
 
 
+def shorten_keeping_names(signature: str, width: int) -> str:
+    """A line's signature cut for display, its "(model names)" kept: a diagnosed line's title may
+    run long, and the names are what a reader looks up (what follows them goes first)."""
+    found = list(re.finditer(r" \([a-z0-9_.:+@-]+(?:, [a-z0-9_.:+@-]+)*\)", signature))
+    if len(signature) <= width or not found or len(found[-1].group()) > width // 2:
+        return shorten(signature, width)
+    names = found[-1]
+    return shorten(signature[:names.start()], width - len(names.group())) + names.group()
+
+
 def backends(document: RunDocument) -> list[str]:
     return [b["name"] for b in document["environment"]["backends"]]
 
@@ -369,7 +379,7 @@ def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | 
         for cluster in found:
             said = (advice or {}).get((backend, cluster.signature))
             state = "" if said is None else "known, not listed: " if said.known else "new: "
-            lines.append(f"- {backend}: {state}{len(cluster.records)} × {shorten(cluster.signature, 160)} "
+            lines.append(f"- {backend}: {state}{len(cluster.records)} × {shorten_keeping_names(cluster.signature, 160)} "
                          f"(e.g. `{cluster.smallest['id']}`)")
             if said is not None and said.known:
                 lines.append("  - named by " + ", ".join(str(e.get("where") or e["match"]) for e in said.entries[:4]))
