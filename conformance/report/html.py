@@ -287,8 +287,8 @@ def _what_to_do(backend: str, advice: Advice | None) -> str:
         return (f"<p class='known'><b>Known cause</b>{f' <code>{escape(cause)}</code>' if cause else ''}: "
                 f"{escape(places)}{' …' if len(advice.entries) > 4 else ''} names it, but lists none of these items "
                 "(another shape, type or version): add them to it, or widen its match.</p>")
-    if not advice.draft:
-        return ""
+    if not advice.draft:  # its items carry a second cause, drafted on that cause's line
+        return "<p class='new'><b>New</b>: no entry of the expectations names this cause.</p>"
     return (f"<p class='new'><b>New</b>: no entry of the expectations names this cause. A drafted entry, to paste "
             f"into your expectations file (expectations/&lt;backend&gt;.yaml) and give its real reason:</p>"
             f"<pre>{escape(advice.draft)}</pre>")
