@@ -188,7 +188,7 @@ def signature_of(config: dict[str, Any], item: Item, verdict: Verdict) -> Signat
     elif verdict.diagnosis:  # one defect model explains it: one cluster, whatever the type or outputs
         chosen = min(verdict.diagnosis, key=_model_order)
         return Signature(item.id.split("/")[0].rpartition("-")[0], verdict.outcome.value, f"{DIAGNOSED}{chosen.name}", "",
-                         False, title(chosen, entries([chosen.as_json()])))
+                         False, title(chosen, entries(chosen.models)))
     else:
         first = verdict.mismatches[0]
         kind = f"{first.output} {'form' if first.of_form else 'values'}"

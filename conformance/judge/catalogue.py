@@ -27,13 +27,7 @@ def entry(model: Model) -> dict[str, Any]:
             **family}
 
 
-def entries(diagnoses: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The entries of every model that ``diagnoses`` (records' ``diagnosis`` items) name, by the
-    model's name without its reading; a name the catalogue does not know is its own title."""
-    found: dict[str, dict[str, Any]] = {}
-    for diagnosis in diagnoses:
-        for part in diagnosis["models"]:
-            model = Model(part["model"], constant=part.get("constant"))
-            if model.plain not in found:
-                found[model.plain] = entry(model)
-    return dict(sorted(found.items()))
+def entries(models: Iterable[Model]) -> dict[str, dict[str, Any]]:
+    """The entries of ``models``, by each model's name without its reading; a name the catalogue
+    does not know is its own title."""
+    return dict(sorted({model.plain: entry(model) for model in models}.items()))

@@ -50,8 +50,9 @@ class TerminalTable:
             return  # verbose: each item's line says unsupported already
         self.refusals_said.add(key)
         reporter.write_line("")  # off the progress letters' line
-        reporter.write_line(f"conformance: {key[0]} declares it cannot run {record['id']} nor its valid twin: each 'u' "
-                            f"of {key[1]} is such a refusal, not a hang (the end of the run counts them)")
+        twin = " nor its valid twin" if record.get("control") else ""  # a refusal counts only beside its control
+        reporter.write_line(f"conformance: {key[0]} declares it cannot run {record['id']}{twin}: each 'u' "
+                            f"of {key[1]} is a declared refusal, not a hang (the end of the run counts them)")
 
     def expectation_lines(self) -> list[str]:
         """Which files of --expectations each backend reads, and how many entries apply."""

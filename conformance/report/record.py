@@ -14,6 +14,7 @@ import numpy as np
 from ..expand.items import Item, qualified_op
 from ..load.documents import cited
 from ..judge.catalogue import entries
+from ..judge.diagnoses import Diagnosis, Model
 from ..judge.verdict import Verdict
 from ..expand.selectors import question_columns
 
@@ -171,9 +172,8 @@ def catalogue_of(records: Iterable[ItemRecord]) -> dict[str, dict[str, Any]]:
     """The catalogue entries of every model ``records`` name (in a diagnosis, or as a retyping), as
     this process's catalogue gives them: a run's document carries them once (``catalogue``)."""
     records = list(records)
-    named = [d for r in records for d in r.get("diagnosis") or []]
-    retyped = [{"models": [{"model": name}]} for r in records for name in r.get("retyped") or []]
-    return entries(named + retyped)
+    named = [m for r in records for d in r.get("diagnosis") or [] for m in Diagnosis.from_json(d).models]
+    return entries(named + [Model(name) for r in records for name in r.get("retyped") or []])
 
 
 def seen_line(record: ItemRecord) -> str:

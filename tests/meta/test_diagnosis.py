@@ -103,7 +103,8 @@ def test_a_defect_model_run_as_a_backend_is_diagnosed_as_itself(model, share):
 def test_every_model_has_a_title_and_says_where_it_was_seen():
     assert len({m.name for m in DEFECTS}) == len(DEFECTS) >= 40
     assert all(m.title and m.seen for m in DEFECTS)
-    assert title(Diagnosis.of("padding_is_zero", "indices_per_plane"), entries([Diagnosis.of("padding_is_zero", "indices_per_plane").as_json()])) == (
+    pair = Diagnosis.of("padding_is_zero", "indices_per_plane")
+    assert title(pair, entries(pair.models)) == (
         "padding takes part in the maximum with the value 0 and Indices omit the N·C plane offset (they count "
         "within each plane, as PyTorch's do)")
 
