@@ -6,10 +6,10 @@ with a command that reruns it. Outcomes appear under their own names in pytest's
 ``crash``, ``timeout`` and ``xpass`` fail. With several backends (``--backend=reference,ort``)
 every item runs on each, and its id ends in ``@backend``.
 
-The package is the pytest11 entry point: this module holds the hooks pytest finds on it (the
-options, and the suite's plugins registered when the suite is requested); ``session`` keeps the
-run's state, ``collection`` turns case files into items, ``terminal`` writes the table and
-``fuzz_mode`` swaps the items for fuzzing (``--conformance-fuzz``).
+This module holds the hooks pytest finds through the suite's pytest11 entry point
+(``conformance.pytest_entry``): the options, and the suite's plugins registered when the suite is
+requested. ``session`` keeps the run's state, ``collection`` turns case files into items,
+``terminal`` writes the table and ``fuzz_mode`` swaps the items for fuzzing (``--conformance-fuzz``).
 """
 
 from __future__ import annotations
