@@ -125,8 +125,8 @@ def newest(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """The benchmark tables of the README (a quarter of an hour, most of it onnx.reference and the
     project's tests): the backends on large max poolings, the fuzz's configurations per second per
-    backend, then the harness against its floors (tests/harness_benchmark.py)."""
+    backend, then the harness against its floors (bench/harness_benchmark.py)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "tests.benchmark", *session.posargs)
-    session.run("python", "-m", "tests.fuzz_benchmark")
-    session.run("python", "-m", "tests.harness_benchmark", "--tests")
+    session.run("python", "-m", "bench.benchmark", *session.posargs)
+    session.run("python", "-m", "bench.fuzz_benchmark")
+    session.run("python", "-m", "bench.harness_benchmark", "--tests")

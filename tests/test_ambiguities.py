@@ -10,7 +10,7 @@ import yaml
 from conformance.expand.items import expand
 from conformance.judge.ambiguities import _PREFILTERS, detected
 from conformance.load.cases import load_case_file
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 REGISTRY = bundled_registry()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import benchmark
+from bench import benchmark
 
 pytest.importorskip("onnxruntime")
 

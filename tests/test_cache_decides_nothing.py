@@ -27,7 +27,7 @@ from conformance.judge.oracle import consult
 from conformance.load.cases import bundled_case_dir, load_registry
 from conformance.load.limits import DEFAULT_LIMITS
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 BUNDLED = bundled_case_dir()
 FILE = BUNDLED / "maxpool.yaml"  # literal expected values, and must-reject items
@@ -184,7 +184,7 @@ def test_a_cache_copied_in_from_another_user_decides_nothing_in_a_real_run(tmp_p
 
     def run(config_home):
         command = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "--cases", str(cases), "-q", "-p", "cacheprovider",
-                   "-o", f"cache_dir={cache}", "--backend=tests.faulty_backends:Raises", "--isolation=none"]
+                   "-o", f"cache_dir={cache}", "--backend=tests.meta.support.faulty_backends:Raises", "--isolation=none"]
         env = {**os.environ, "XDG_CONFIG_HOME": str(config_home)}
         return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
 

@@ -16,7 +16,7 @@ from conformance.expand.items import expand
 from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
 from conformance.load.dtypes import DTYPES
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
 INT64_MAX = 2**63 - 1

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.expand.items import expand
 from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 
 def load(tmp_path, text: str):

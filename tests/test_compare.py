@@ -15,7 +15,7 @@ from conformance.judge.compare import compare, same_bits
 from conformance.judge.verdict import Outcome, evaluate, expected_outputs
 from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
 from reference_backend import ReferenceBackend
-from tests.faulty_backends import is_valid_twin
+from tests.meta.support.faulty_backends import is_valid_twin
 
 REGISTRY = load_registry(bundled_case_dir())
 

@@ -72,7 +72,7 @@ def run(tmp_path_factory):
     directory = tmp_path_factory.mktemp("declared")
     (directory / "cases").mkdir()
     (directory / "cases" / "small.yaml").write_text(ONE_OP)
-    backends = ",".join(f"tests.faulty_backends:{name}" for name in [*UNDECLARED, DECLARED])
+    backends = ",".join(f"tests.meta.support.faulty_backends:{name}" for name in [*UNDECLARED, DECLARED])
     done = subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-p", "no:cacheprovider", "--cases=cases",
                            "--report=out", "--conformance-timeout=2", f"--backend={backends}"],
                           cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,

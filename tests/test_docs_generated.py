@@ -28,15 +28,15 @@ def _text(page: str) -> str:
 def test_the_counts_the_testing_and_case_format_pages_give_are_today_s():
     import yaml
 
-    from tests.mutants import MUTANTS
-    from tests.mutants_depth import DEPTH_MUTANTS
-    from tests.mutants_paths import PATH_MUTANTS
+    from tests.meta.support.mutants import MUTANTS
+    from tests.meta.support.mutants_depth import DEPTH_MUTANTS
+    from tests.meta.support.mutants_paths import PATH_MUTANTS
 
     meta = Path(__file__).parent / "meta"
     testing, case_format = _text("testing.md"), _text("case-format.md")
-    assert f"`tests/mutants_depth.py` adds {len(DEPTH_MUTANTS)} broken backends" in testing
-    assert f"`tests/mutants_paths.py` adds {len(PATH_MUTANTS)} broken backends" in testing
-    assert f"`tests/mutants.py` defines {len(MUTANTS)} deliberately broken" in testing
+    assert f"`tests/meta/support/mutants_depth.py` adds {len(DEPTH_MUTANTS)} broken backends" in testing
+    assert f"`tests/meta/support/mutants_paths.py` adds {len(PATH_MUTANTS)} broken backends" in testing
+    assert f"`tests/meta/support/mutants.py` defines {len(MUTANTS)} deliberately broken" in testing
     malformed = [p for p in (meta / "malformed").iterdir() if p.name != "EXPECTED"]
     assert f"the {len(malformed)} broken case files of `tests/meta/malformed/`" in testing
     hostile = yaml.safe_load((meta / "hostile" / "EXPECTED").read_text())

@@ -68,7 +68,7 @@ def test_the_covering_sample_reaches_every_cell_the_whole_suite_reaches():
     class x path-selector value x operator version, every version x element type and every case."""
     from conformance.expand.items import qualified_op
     from conformance.docgen.coverage import covering_sample, selector_values, selectors_data
-    from tests.bundled import bundled_items
+    from tests.support.bundled import bundled_items
 
     items = bundled_items()
     chosen = covering_sample(items)

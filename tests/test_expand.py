@@ -12,7 +12,7 @@ from onnx import helper
 
 from conformance.expand.items import expand
 from conformance.load.cases import bundled_case_dir, load_case_file, load_registry
-from tests.bundled import bundled_items
+from tests.support.bundled import bundled_items
 
 
 def versions_by_case():

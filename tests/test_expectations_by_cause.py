@@ -11,7 +11,7 @@ from conformance.backends import load_backend
 from conformance.judge.expectations import load_expectations
 from conformance.judge.verdict import evaluate
 from conformance.outcomes import Outcome
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 BY_CAUSE = """\
 backend: {name}
@@ -35,7 +35,7 @@ def item():
 
 def judged(item, fake: str, tmp_path):
     (tmp_path / f"{fake}.yaml").write_text(BY_CAUSE.format(name=fake))
-    backend = load_backend(f"tests.faulty_backends:{fake}")
+    backend = load_backend(f"tests.meta.support.faulty_backends:{fake}")
     verdict = evaluate(item, backend, 0, bundled_registry())
     listing = load_expectations(tmp_path, backend.name)
     return verdict, *listing.apply(item.id, verdict)
@@ -67,7 +67,7 @@ def test_a_draft_lists_a_diagnosed_line_by_its_cause(item, tmp_path):
     from conformance.report.record import item_record, with_verdict
     from conformance.report.writer import Results, environment
 
-    backend = load_backend("tests.faulty_backends:SeedsFloat32AtLowestFinite")
+    backend = load_backend("tests.meta.support.faulty_backends:SeedsFloat32AtLowestFinite")
     results = Results(environment([(backend, backend)], 0, bundled_case_dir()), None)
     record = item_record(item, bundled_case_dir())
     record["backend"], record["backend_version"] = backend.name, backend.version

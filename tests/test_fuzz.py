@@ -26,11 +26,11 @@ from conformance.fuzz.space import Target, all_targets, select_targets
 from conformance.report.writer import environment
 from conformance.backends.onnx_backend import OnnxBackendAdapter
 from reference_backend import ReferenceBackend
-from tests.bundled import bundled_items, bundled_registry
-from tests.mutants import MUTANTS
-from tests.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
-from tests.mutants_paths import PATH_MUTANTS
-from tests.meta.test_mutants import REGISTRY, MutantBackend
+from tests.support.bundled import bundled_items, bundled_registry
+from tests.meta.support.mutants import MUTANTS
+from tests.meta.support.mutants_depth import DEPTH_MUTANTS, SUITE_ONLY
+from tests.meta.support.mutants_paths import PATH_MUTANTS
+from tests.meta.support.mutant_backend import REGISTRY, MutantBackend
 from tests.support.named import names
 
 REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
@@ -155,14 +155,14 @@ def test_the_command_fuzzes_a_backend(tmp_path, capsys):
     assert main(["fuzz", "--backend=reference", "--budget=40", "--ops=MaxPool-12", "--isolation=none"]) == 0
     assert "40 configurations" in capsys.readouterr().out
     # A backend wrong at opset 12: exit 1, and each cluster written as a case and a repro script.
-    assert main(["fuzz", "--backend=tests.faulty_backends:WrongAtVersion12", "--budget=40", "--ops=MaxPool-12",
+    assert main(["fuzz", "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", "--budget=40", "--ops=MaxPool-12",
                  "--isolation=none", "--no-shrink", "--out", str(tmp_path)]) == 1
     assert list((tmp_path / "cases").glob("*.yaml")) and list((tmp_path / "repro").glob("*.py"))
     assert main(["fuzz", "--backend=reference", "--ops=MaxPool-7"]) == 2
 
 
 def test_a_run_that_judges_nothing_is_no_pass(capsys):
-    assert main(["fuzz", "--backend=tests.faulty_backends:SupportsNothing", "--budget=20", "--ops=MaxPool-12",
+    assert main(["fuzz", "--backend=tests.meta.support.faulty_backends:SupportsNothing", "--budget=20", "--ops=MaxPool-12",
                  "--isolation=none"]) == 2
     assert "nothing was judged" in capsys.readouterr().err
 
@@ -187,7 +187,7 @@ def test_pytest_s_fuzz_keeps_its_runs_in_the_report_with_or_without_workers(tmp_
     import sys
     from conformance.plugin import PACKAGE_DIR
     command = [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "-n", workers,
-               "--backend=tests.faulty_backends:WrongAtVersion12", "--conformance-fuzz=30",
+               "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", "--conformance-fuzz=30",
                f"--report={tmp_path / 'report'}", f"--conformance-fuzz-out={tmp_path / 'out'}"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stdout[-2000:]
@@ -196,7 +196,7 @@ def test_pytest_s_fuzz_keeps_its_runs_in_the_report_with_or_without_workers(tmp_
     (section,) = document["fuzz"]
     assert section["configurations"] > 0 and section["clusters"] and len(document["items"]) == len(section["clusters"])
     repro = section["clusters"][0]["repro"]  # where the script is, under the backend's folder
-    assert repro.startswith((tmp_path / "out" / "tests.faulty_backends:WrongAtVersion12" / "repro").as_posix())
+    assert repro.startswith((tmp_path / "out" / "tests.meta.support.faulty_backends:WrongAtVersion12" / "repro").as_posix())
     assert (tmp_path / "out").joinpath(*repro.split("/out/")[1].split("/")).is_file()
     assert (tmp_path / "report" / "report.html").read_text().count("id='fuzz'") == 1
 

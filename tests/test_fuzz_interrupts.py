@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from tests.samples import ctrl_c_restored
+from tests.support.samples import ctrl_c_restored
 
 ROOT = Path(__file__).resolve().parent.parent
-WRONG = ["--backend=tests.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12", "--isolation=none"]
+WRONG = ["--backend=tests.meta.support.faulty_backends:WrongAtVersion12", "--ops=MaxPool-12", "--isolation=none"]
 
 
 STARTED: list[subprocess.Popen] = []
@@ -85,7 +85,7 @@ def test_a_killed_fuzz_leaves_every_cluster_found_before_the_kill(tmp_path):
 
 def test_max_time_bounds_every_phase_against_a_backend_that_hangs(tmp_path):
     started = time.monotonic()
-    process = _fuzz(tmp_path, "--backend=tests.faulty_backends:Hangs", "--timeout=1", "--max-time=4", "--budget=1000")
+    process = _fuzz(tmp_path, "--backend=tests.meta.support.faulty_backends:Hangs", "--timeout=1", "--max-time=4", "--budget=1000")
     out, err = process.communicate(timeout=120)
     assert time.monotonic() - started < 4 + 1 + 15  # the deadline, one item's timeout, and the start
     assert process.returncode == 2 and "--max-time 4 s passed before any configuration was judged" in err

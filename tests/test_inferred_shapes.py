@@ -13,8 +13,8 @@ import pytest
 
 from conformance.judge.lock import lock_path, read_lock
 from conformance.semantics import QUESTIONS, GeometryError, Readings, alternatives, node_axes
-from tests.bundled import bundled_items
-from tests.faulty_backends import truncated_output_sizes
+from tests.support.bundled import bundled_items
+from tests.meta.support.faulty_backends import truncated_output_sizes
 
 LOCKED_SHAPE = re.compile(r"(\w+)=\w+\[([0-9,]*)\]")
 

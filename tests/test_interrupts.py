@@ -22,12 +22,12 @@ import jsonschema
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import ctrl_c_restored
+from tests.support.samples import ctrl_c_restored
 from tests.test_isolation import descendants_left
 
 ROOT = PACKAGE_DIR.parent
 SCHEMA = json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text())
-CASES = 12  # x 2 versions: 24 items of 50 ms (tests.faulty_backends:Slow)
+CASES = 12  # x 2 versions: 24 items of 50 ms (tests.meta.support.faulty_backends:Slow)
 # Per signal and mode, 6 SIGINT and 6 SIGKILL in all, each at a moment drawn in its own third of
 # the window: the window covered evenly (uniform draws needed more runs to leave no wide gap), at
 # the price of a pytest start (1 to 4 s of CPU) per run.
@@ -59,7 +59,7 @@ def interrupt(directory: Path, mode: str, signal_number: int, delay_s: float) ->
     started = time.monotonic()
     run = subprocess.Popen(
         [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "--cases=cases",
-         "--report=out", "--backend=tests.faulty_backends:Slow", *(["-n", "2"] if mode == "-n2" else [])],
+         "--report=out", "--backend=tests.meta.support.faulty_backends:Slow", *(["-n", "2"] if mode == "-n2" else [])],
         cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT), key: value},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ctrl_c_restored)
     deadline = time.monotonic() + 120
@@ -111,7 +111,7 @@ def test_a_run_killed_at_half_leaves_a_journal_whose_partial_report_holds_every_
     journal = tmp_path / "out" / "results.journal.jsonl"
     run = subprocess.Popen(
         [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-q", "-p", "no:cacheprovider", "--cases=cases",
-         "--report=out", "--backend=tests.faulty_backends:Slow"],
+         "--report=out", "--backend=tests.meta.support.faulty_backends:Slow"],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and run.poll() is None and (

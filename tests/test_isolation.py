@@ -112,7 +112,7 @@ def run_side_by_side(directory: Path, backends: dict, *args: str) -> dict:
     started = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-p", "no:cacheprovider", "--cases=cases", "--report=out",
-         "--backend=" + ",".join(f"tests.faulty_backends:{b}" for b in backends), *args],
+         "--backend=" + ",".join(f"tests.meta.support.faulty_backends:{b}" for b in backends), *args],
         cwd=directory, env={**os.environ, "PYTHONPATH": str(ROOT), key: value},
         capture_output=True, timeout=600)
     wall_s = time.monotonic() - started

@@ -20,7 +20,7 @@ from conformance.judge.oracle import consult
 from conformance.judge.verdict import evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.load.limits import DEFAULT_LIMITS
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 BUNDLED = bundled_case_dir()
 # a derived file, a literal one and one of open questions (the other readings' answers are kept too)
@@ -48,7 +48,7 @@ def fields(verdict) -> dict:
 
 
 def test_a_kept_oracle_judges_every_item_as_computing_it_again(directory, items):
-    registry, backend = bundled_registry(), load_backend("tests.faulty_backends:WrongAtVersion12")
+    registry, backend = bundled_registry(), load_backend("tests.meta.support.faulty_backends:WrongAtVersion12")
     cold = stores(directory)
     first = [fields(evaluate(i, backend, 0, registry, store=cold)) for i in items]
     cold.save()

@@ -14,7 +14,7 @@ from conformance.judge.compare import same_bits
 from conformance.semantics import QUESTIONS, Readings
 from reference_backend import ReferenceBackend
 from conformance.judge.lock import naive_outputs
-from tests.bundled import bundled_items
+from tests.support.bundled import bundled_items
 
 
 def literal_items():

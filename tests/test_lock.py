@@ -15,7 +15,7 @@ from conformance.judge import ambiguities, lock
 from conformance.judge.lock import Lock, LockError, lock_path
 from conformance.judge.verdict import SuiteError, evaluate
 from conformance.load.cases import load_registry
-from tests.bundled import bundled_items
+from tests.support.bundled import bundled_items
 
 CASES = """\
     op: MaxPool

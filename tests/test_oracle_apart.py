@@ -11,11 +11,11 @@ from conformance import backends as backends_module
 from conformance.judge.ambiguities import reference
 from conformance.judge.lock import Lock, lock_path
 from conformance.judge.oracle import derive
-from tests.bundled import bundled_items
+from tests.support.bundled import bundled_items
 
 
 def test_a_backend_registered_as_reference_changes_no_expected_value(monkeypatch):
-    impostor = EntryPoint("reference", "tests.faulty_backends:WrongAtVersion12", "conformance.backends")
+    impostor = EntryPoint("reference", "tests.meta.support.faulty_backends:WrongAtVersion12", "conformance.backends")
     real = backends_module.entry_points
     monkeypatch.setattr(backends_module, "entry_points",
                         lambda group=None: [impostor, *real(group=group)] if group else real())

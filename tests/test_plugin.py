@@ -9,7 +9,7 @@ from _pytest.mark import KeywordMatcher  # pytest's own -k, to compare the plugi
 from _pytest.mark.expression import Expression
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
 
@@ -200,7 +200,7 @@ def test_the_failures_are_shown_whole_and_pytest_scans_no_report_without_output_
             terminalreporter.write_line(f"reports scanned for teardown output: {len(terminalreporter.stats.get('', []))}")
     """)
     pytester.syspathinsert()
-    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", "--isolation=none",
+    result = run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", "--isolation=none",
                        "-p", "unshown_probe", "-k", "MaxPool-12/ranks")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*= FAILURES =*", "*_ MaxPool-12/ranks/*", "*expected*", "*repro: *pytest conformance*",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.load.cases import bundled_case_dir, load_registry
-from tests.bundled import bundled_items
+from tests.support.bundled import bundled_items
 
 SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
 IN_CI = bool(os.environ.get("CI"))  # set by CI services, and by .ci/run

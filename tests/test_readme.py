@@ -44,7 +44,7 @@ def test_the_readme_names_every_built_in_backend():
 def test_the_item_counts_the_docs_give_are_today_s():
     """The number of bundled items and of the covering sample, where the README and the guides give them."""
     from conformance.docgen.coverage import covering_sample
-    from tests.bundled import bundled_items
+    from tests.support.bundled import bundled_items
 
     items = list(bundled_items())
     total, sample = f"{len(items):,}", f"{len(covering_sample(items)):,}"

@@ -45,7 +45,7 @@ def item():
 def test_every_process_the_backend_started_dies_when_its_child_is_closed(backend, tmp_path, monkeypatch):
     pids_file = tmp_path / "pids"
     monkeypatch.setenv("FAULTY_PIDS", str(pids_file))
-    runner = IsolatedBackend(f"tests.faulty_backends:{backend}", backend, "0", timeout_s=30, memory_limit_mib=None)
+    runner = IsolatedBackend(f"tests.meta.support.faulty_backends:{backend}", backend, "0", timeout_s=30, memory_limit_mib=None)
     try:
         try:
             runner.run(*item())
@@ -65,7 +65,7 @@ def test_the_watchdog_kills_them_when_the_runner_is_killed(tmp_path):
         "import sys, time, numpy as np\n"
         "from conformance.backends.isolation.runner import IsolatedBackend\n"
         "from tests.test_reaping import item\n"
-        "runner = IsolatedBackend('tests.faulty_backends:LeavesADaemonInASessionOfItsOwn', 'x', '0', timeout_s=30, "
+        "runner = IsolatedBackend('tests.meta.support.faulty_backends:LeavesADaemonInASessionOfItsOwn', 'x', '0', timeout_s=30, "
         "memory_limit_mib=None)\n"
         "runner.run(*item())\n"
         "print('ran', flush=True)\n"

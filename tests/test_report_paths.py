@@ -19,7 +19,7 @@ from conformance import atomic
 from conformance.plugin import PACKAGE_DIR
 from conformance.report import writer as report
 from conformance.report.writer import ReportDirectory, ReportError, Results, write_reports
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 ROOT = PACKAGE_DIR.parent
 
@@ -118,7 +118,7 @@ def test_a_write_that_fails_midway_removes_its_temporary_file(tmp_path, monkeypa
 def test_a_second_run_into_the_same_directory_is_refused(tmp_path):
     # the first run holds the report until the second has ended: its items wait for the go
     go = tmp_path / "go"
-    first = subprocess.Popen(command(tmp_path, "out", "--backend=tests.faulty_backends:WaitsForTheGo"),
+    first = subprocess.Popen(command(tmp_path, "out", "--backend=tests.meta.support.faulty_backends:WaitsForTheGo"),
                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), "CONFORMANCE_GO": str(go)},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE, ctrl_c_restored
+from tests.support.samples import SMALL_CASE, ctrl_c_restored
 
 ROOT = PACKAGE_DIR.parent
 
@@ -34,11 +34,11 @@ def start(tmp_path: Path, *args: str, cached: bool = False) -> subprocess.Popen:
 
 
 def start_a_long_run(tmp_path: Path) -> subprocess.Popen:
-    """4,250 items of 50 ms (tests.faulty_backends:Slow): still going long after its first partial
+    """4,250 items of 50 ms (tests.meta.support.faulty_backends:Slow): still going long after its first partial
     report, and collected in a second where the whole suite takes four."""
     (tmp_path / "cases").mkdir()
     shutil.copy(ROOT / "cases" / "maxpool_edges.yaml", tmp_path / "cases")
-    return start(tmp_path, "--backend=tests.faulty_backends:Slow", "--isolation=none", "--cases", str(tmp_path / "cases"))
+    return start(tmp_path, "--backend=tests.meta.support.faulty_backends:Slow", "--isolation=none", "--cases", str(tmp_path / "cases"))
 
 
 def report(tmp_path: Path) -> dict:
@@ -82,7 +82,7 @@ def test_a_killed_run_leaves_a_valid_partial_report_and_a_journal_of_its_items(t
 def test_a_worker_that_dies_costs_its_item_and_the_run_goes_on(tmp_path):
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "small.yaml").write_text(SMALL_CASE)
-    run = start(tmp_path, "--backend=tests.faulty_backends:KillsItsProcessAtVersion22", "--isolation=none",
+    run = start(tmp_path, "--backend=tests.meta.support.faulty_backends:KillsItsProcessAtVersion22", "--isolation=none",
                 "-n", "2", "--cases", str(tmp_path / "cases"))
     assert run.wait(timeout=300) == 1
     outcomes = {r["id"]: r["outcome"] for r in report(tmp_path)["items"]}
@@ -96,7 +96,7 @@ def test_a_run_killed_before_collection_ends_leaves_a_report_and_not_an_older_on
     (tmp_path / "out" / "results.json").write_text('{"an older": "run"}')
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "small.yaml").write_text(SMALL_CASE)
-    run = start(tmp_path, "--backend=tests.faulty_backends:Slow", "-n", "2", "--cases", str(tmp_path / "cases"))
+    run = start(tmp_path, "--backend=tests.meta.support.faulty_backends:Slow", "-n", "2", "--cases", str(tmp_path / "cases"))
     deadline = time.monotonic() + 120
     while "schema_version" not in (tmp_path / "out" / "results.json").read_text() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -122,7 +122,7 @@ def test_the_same_seed_gives_byte_identical_results_with_and_without_workers(tmp
     for workers, cached in (("0", False), ("2", True), ("2", True)):
         (tmp_path / workers).mkdir(exist_ok=True)
         run = start(tmp_path / workers, "--seed=7", "-n", workers, "--cases", str(tmp_path / "cases"),
-                    "--backend=tests.faulty_backends:WrongAtVersion12", cached=cached)
+                    "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", cached=cached)
         assert run.wait(timeout=600) == 1
         texts.append(CLOCK.sub(r'"\1": null', (tmp_path / workers / "out" / "results.json").read_text()))
     document = json.loads(texts[0])

@@ -13,7 +13,7 @@ import pytest
 
 from conformance.plugin import PACKAGE_DIR
 from conformance.scripts.runners import RUNNERS
-from tests.bundled import bundled_items, bundled_script
+from tests.support.bundled import bundled_items, bundled_script
 
 ROOT = PACKAGE_DIR.parent
 
@@ -39,7 +39,7 @@ def sample():
     return list(chosen.values())
 
 
-@pytest.mark.parametrize("backend", [*RUNNERS, "tests.faulty_backends:WrongAtVersion12"])
+@pytest.mark.parametrize("backend", [*RUNNERS, "tests.meta.support.faulty_backends:WrongAtVersion12"])
 def test_every_script_s_model_passes_the_full_check(sample, backend):
     for item in sample:
         model = model_of(bundled_script(item, backend))
@@ -51,13 +51,13 @@ def test_every_script_s_model_passes_the_full_check(sample, backend):
 def test_a_module_class_backend_s_script_runs_the_adapter_from_anywhere(tmp_path):
     item = next(i for i in bundled_items() if i.id == "MaxPool-12/2d_pads[float32]")
     script = tmp_path / "repro.py"
-    script.write_text(bundled_script(item, "tests.faulty_backends:WrongAtVersion12"))
+    script.write_text(bundled_script(item, "tests.meta.support.faulty_backends:WrongAtVersion12"))
     assert "fill in run()" not in script.read_text()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 1 and "MISMATCH" in done.stdout, done.stdout + done.stderr  # the adapter's bug, found
     right = next(i for i in bundled_items() if i.id == "MaxPool-11/2d_pads[float32]")
-    script.write_text(bundled_script(right, "tests.faulty_backends:WrongAtVersion12"))
+    script.write_text(bundled_script(right, "tests.meta.support.faulty_backends:WrongAtVersion12"))
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and "as expected" in done.stdout, done.stdout + done.stderr
 
@@ -86,7 +86,7 @@ def test_a_script_shows_the_oracle_s_kept_values_and_derives_nothing_again(monke
     oracle has an item's values, writing its script computes nothing."""
     from conformance.judge import oracle
     from conformance.scripts.standalone import item_script
-    from tests.bundled import bundled_registry
+    from tests.support.bundled import bundled_registry
 
     item = next(i for i in bundled_items() if i.expectation == "derived" and len(i.outputs) == 2)
     kept, last = _Kept(), oracle.LastComputed()

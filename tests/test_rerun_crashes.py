@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 ROOT = PACKAGE_DIR.parent
 
@@ -28,18 +28,18 @@ def run(tmp_path, backend, *args):
 
 
 def test_a_crash_that_does_not_recur_is_a_flaky_crash(tmp_path):
-    done, record = run(tmp_path, "tests.faulty_backends:CrashesOnTheFirstItemOnly", "--conformance-rerun-crashes=2")
+    done, record = run(tmp_path, "tests.meta.support.faulty_backends:CrashesOnTheFirstItemOnly", "--conformance-rerun-crashes=2")
     assert done.returncode == 1 and record["outcome"] == "crash" and record["flaky"] is True
     assert "(in 1 of 2 runs: not deterministic)" in record["message"]
 
 
 def test_a_crash_every_run_meets_says_so(tmp_path):
-    done, record = run(tmp_path, "tests.faulty_backends:Segfaults", "--conformance-rerun-crashes=1")
+    done, record = run(tmp_path, "tests.meta.support.faulty_backends:Segfaults", "--conformance-rerun-crashes=1")
     assert record["outcome"] == "crash" and "flaky" not in record and "(in each of 2 runs)" in record["message"]
 
 
 def test_without_reruns_a_crash_is_judged_once(tmp_path):
-    done, record = run(tmp_path, "tests.faulty_backends:CrashesOnTheFirstItemOnly")
+    done, record = run(tmp_path, "tests.meta.support.faulty_backends:CrashesOnTheFirstItemOnly")
     assert record["outcome"] == "crash" and "runs" not in record["message"]
 
 
@@ -47,10 +47,10 @@ def test_a_flaky_listing_takes_the_crash_as_xfail_and_a_pass_as_no_xpass(tmp_pat
     listed = tmp_path / "expected.yaml"
     listed.write_text("backend: CrashesOnTheFirstItemOnly\nentries:\n"
                       "  - {match: 'MaxPool-12/small*', outcome: crash, flaky: true, reason: a rare abort}\n")
-    done, record = run(tmp_path, "tests.faulty_backends:CrashesOnTheFirstItemOnly", "--conformance-rerun-crashes=1",
+    done, record = run(tmp_path, "tests.meta.support.faulty_backends:CrashesOnTheFirstItemOnly", "--conformance-rerun-crashes=1",
                        f"--expectations={listed}")
     assert done.returncode == 0 and record["outcome"] == "xfail", done.stdout
-    done, record = run(tmp_path, "tests.faulty_backends:CrashesOnTheFirstItemOnly", f"--expectations={listed}")
+    done, record = run(tmp_path, "tests.meta.support.faulty_backends:CrashesOnTheFirstItemOnly", f"--expectations={listed}")
     assert done.returncode == 0 and record["outcome"] == "pass", done.stdout  # the marker is there: no crash now
 
 
@@ -60,11 +60,11 @@ def test_a_drafted_expectations_file_goes_where_the_run_finds_it(tmp_path, capsy
     from conformance.cli import main
     from conformance.judge.expectations import load_expectations
 
-    done, record = run(tmp_path, "tests.faulty_backends:Segfaults")
+    done, record = run(tmp_path, "tests.meta.support.faulty_backends:Segfaults")
     assert record["outcome"] == "crash"
     assert main(["expectations", str(tmp_path / "out" / "results.json"), "--into", str(tmp_path / "listed")]) == 0
     assert (tmp_path / "listed" / "Segfaults.yaml").is_file()
-    found = load_expectations(tmp_path / "listed", "Segfaults", "tests.faulty_backends:Segfaults")
+    found = load_expectations(tmp_path / "listed", "Segfaults", "tests.meta.support.faulty_backends:Segfaults")
     assert found is not None and found.find(record["id"]) is not None
 
 

@@ -15,7 +15,7 @@ from conformance.backends.isolation.runner import IsolatedBackend, started
 from conformance.fuzz.cases import build_item
 from conformance.fuzz.engine import _tiny
 from conformance.fuzz.space import select_targets
-from tests.meta.test_mutants import REGISTRY
+from tests.meta.support.mutant_backend import REGISTRY
 
 
 class SlowToLoad:

@@ -13,7 +13,7 @@ from conformance.expand.items import qualified_op, stored
 from conformance.judge.ambiguities import _may_differ, _View, answer
 from conformance.judge.compare import same_bits
 from conformance.semantics import QUESTIONS, Readings, UnknownReading
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 REGISTRY = bundled_registry()
 ITEMS = bundled_items()

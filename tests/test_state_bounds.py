@@ -41,10 +41,10 @@ def small_run(tmp_path, backend_name: str):
     from conformance.load.cases import bundled_case_dir
     from conformance.report.record import item_record, with_verdict
     from conformance.report.writer import Results, environment
-    from tests.bundled import bundled_items, bundled_registry
+    from tests.support.bundled import bundled_items, bundled_registry
 
     item = next(i for i in bundled_items() if i.id == "MaxPool-12/infinities/1d-y[float32]")
-    backend = load_backend("tests.faulty_backends:SeedsFloat32AtLowestFinite")
+    backend = load_backend("tests.meta.support.faulty_backends:SeedsFloat32AtLowestFinite")
     results = Results(environment([(backend, backend)], 0, bundled_case_dir()), None)
     record = item_record(item, bundled_case_dir())
     record["backend"], record["backend_version"] = backend_name, "0"
@@ -193,9 +193,9 @@ def test_diagnosis_has_a_switch_and_a_budget_whose_cut_the_report_states(item_fo
     from conformance.judge import diagnoses as diagnosis
     from conformance.judge.verdict import evaluate
     from conformance.report.causes import undiagnosed_line
-    from tests.bundled import bundled_registry
+    from tests.support.bundled import bundled_registry
 
-    backend = load_backend("tests.faulty_backends:SeedsFloat32AtLowestFinite")
+    backend = load_backend("tests.meta.support.faulty_backends:SeedsFloat32AtLowestFinite")
     before = diagnosis.BUDGET.left
     try:
         diagnosis.BUDGET.left = 0
@@ -211,7 +211,7 @@ def test_diagnosis_has_a_switch_and_a_budget_whose_cut_the_report_states(item_fo
 
 @pytest.fixture
 def item_for_diagnosis():
-    from tests.bundled import bundled_items
+    from tests.support.bundled import bundled_items
 
     return next(i for i in bundled_items() if i.id == "MaxPool-12/infinities/1d-y_indices[float32]")
 

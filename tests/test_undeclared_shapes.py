@@ -10,7 +10,7 @@ import pytest
 from conformance.backends import load_backend
 from conformance.judge.verdict import evaluate
 from conformance.outcomes import Outcome
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_the_models_declare_symbolic_sizes_and_are_otherwise_valid(items):
 
 
 def test_only_these_items_catch_a_runtime_that_checks_only_declared_shapes(items):
-    backend = load_backend("tests.faulty_backends:ChecksOnlyDeclaredShapes")
+    backend = load_backend("tests.meta.support.faulty_backends:ChecksOnlyDeclaredShapes")
     registry = bundled_registry()
     rejects = [i for i in items if i.case.reject]
     caught = {i.id for i in rejects if evaluate(i, backend, 0, registry).outcome is Outcome.FAIL}

@@ -11,7 +11,7 @@ from conformance.backends import load_backend
 from conformance.judge.undefined import empty_windows, index_class, value_class
 from conformance.judge.verdict import evaluate
 from conformance.outcomes import Outcome
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def empty_window_items():
 
 def test_the_lowest_finite_value_in_an_empty_window_is_divergent_with_its_class(empty_window_items):
     items, registry = empty_window_items
-    backend = load_backend("tests.faulty_backends:LowestFiniteInEmptyWindows")
+    backend = load_backend("tests.meta.support.faulty_backends:LowestFiniteInEmptyWindows")
     verdicts = [evaluate(i, backend, 0, registry) for i in items]
     undefined = [v for v in verdicts if v.reading and v.reading.startswith("undefined")]
     assert undefined and all(v.outcome is Outcome.DIVERGENT for v in undefined)
@@ -35,7 +35,7 @@ def test_the_lowest_finite_value_in_an_empty_window_is_divergent_with_its_class(
 
 def test_fresh_garbage_in_an_empty_window_fails_as_not_deterministic(empty_window_items):
     items, registry = empty_window_items
-    backend = load_backend("tests.faulty_backends:FreshGarbageInEmptyWindows")
+    backend = load_backend("tests.meta.support.faulty_backends:FreshGarbageInEmptyWindows")
     verdicts = [evaluate(i, backend, 0, registry) for i in items]
     failed = [v for v in verdicts if v.outcome is Outcome.FAIL]
     assert failed and all(v.message.startswith("not deterministic") for v in failed)
@@ -53,7 +53,7 @@ def test_a_wrong_value_in_a_window_with_elements_still_fails(empty_window_items)
             return {}
 
         def run(self, model, inputs):
-            outputs = load_backend("tests.faulty_backends:LowestFiniteInEmptyWindows").run(model, inputs)
+            outputs = load_backend("tests.meta.support.faulty_backends:LowestFiniteInEmptyWindows").run(model, inputs)
             y = outputs[0].copy()
             finite = np.flatnonzero(np.isfinite(y) & (y > np.finfo(y.dtype).min))
             if finite.size:

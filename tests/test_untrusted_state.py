@@ -22,7 +22,7 @@ from conformance.expand.cache import ExpansionCache, expand_file, seal, unseal
 from conformance.load.cases import bundled_case_dir, case_files, load_registry
 from conformance.load.limits import DEFAULT_LIMITS
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 BUNDLED = bundled_case_dir()
 EDGES = BUNDLED / "maxunpool_edges.yaml"

@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 import pytest
 
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
 
@@ -153,7 +153,7 @@ def test_openvino_s_reason_survives_its_conversion_report():
 def test_results_json_keeps_the_whole_reason_and_displays_cut_at_a_word(tmp_path):
     from conformance.judge.verdict import evaluate
     from conformance.report.results import shorten
-    from tests.faulty_backends import Faulty, is_valid_twin
+    from tests.meta.support.faulty_backends import Faulty, is_valid_twin
     from tests.test_compare import bundled
 
     location = "pool_attributes.h:88 onnxruntime::PoolAttributes::PoolAttributes(" + "x" * 300 + ") was false. "
@@ -352,7 +352,7 @@ import os
 
 import numpy as np
 
-from tests.faulty_backends import Faulty
+from tests.meta.support.faulty_backends import Faulty
 
 
 class FailsErrsAndCrashes(Faulty):

@@ -8,7 +8,7 @@ import pytest
 from conformance.plugin import PACKAGE_DIR
 from conformance.report.results import read_results
 from conformance.report.causes import cause_signature, detail_signature, failure_clusters
-from tests.cause_trial import trial
+from bench.cause_trial import trial
 from tests.support.named import written
 
 pytest_plugins = ["pytester"]
@@ -129,7 +129,7 @@ def test_failures_that_share_a_first_line_are_split_by_the_runtime_s_own_diagnos
 
 def _clusters_of_a_run(pytester, backend: str, *selection: str) -> list:
     out = pytester.path / "out"
-    pytester.runpytest(str(PACKAGE_DIR), f"--backend=tests.faulty_backends:{backend}", "--isolation=none",
+    pytester.runpytest(str(PACKAGE_DIR), f"--backend=tests.meta.support.faulty_backends:{backend}", "--isolation=none",
                        f"--report={out}", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
                        *selection)
     return failure_clusters(read_results(out / "results.json")["items"]).get(backend, [])

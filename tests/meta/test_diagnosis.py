@@ -20,11 +20,11 @@ from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.report.causes import failure_clusters
 from conformance.report.record import item_record
-from tests.bundled import bundled_items
-from tests.faulty_backends import Faulty
-from tests.mutants import READINGS_ONLY, Mutant
+from tests.support.bundled import bundled_items
+from tests.meta.support.faulty_backends import Faulty
+from tests.meta.support.mutants import READINGS_ONLY, Mutant
 from tests.support.tiers import share_of, split_items
-from tests.meta.test_mutants import REGISTRY, MutantBackend, items_round_robin
+from tests.meta.support.mutant_backend import REGISTRY, MutantBackend, items_round_robin
 from tests.support.named import names
 
 PER_MODEL = 60  # items a model can change the answer of, round-robin over the case classes

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.judge.analysis.fitted import _padded_with, _seeded_at
 from conformance.report.causes import failure_clusters
-from tests.meta.test_mutants import items_round_robin
+from tests.meta.support.mutant_backend import items_round_robin
 from tests.meta.test_several_causes import records
 from tests.support.named import names
 

@@ -27,7 +27,7 @@ from conformance.expand.items import expand
 from conformance.load.cases import CaseError, bundled_case_dir, escaped, load_case_file, load_registry
 from conformance.load.limits import parse_limits
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 CORPUS = Path(__file__).with_name("hostile")
 REGISTRIES = Path(__file__).with_name("hostile_registries")

@@ -50,7 +50,7 @@ def test_summary_md_escapes_html_from_a_backend(two_backend_results):
 def two_backend_report(pytester):
     from tests.test_reports import run_suite
 
-    run_suite(pytester, "--backend=reference,tests.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'out'}")
+    run_suite(pytester, "--backend=reference,tests.meta.support.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'out'}")
     return pytester.path / "out" / "results.json"
 
 
@@ -78,7 +78,7 @@ def test_a_link_planted_as_the_repro_directory_is_not_followed(pytester, tmp_pat
     outside.mkdir()
     out.mkdir()
     (out / "repro").symlink_to(outside)
-    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={out}")
+    run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", f"--report={out}")
     assert not list(outside.iterdir())
     assert (out / "repro").is_dir() and not (out / "repro").is_symlink() and list((out / "repro").iterdir())
 

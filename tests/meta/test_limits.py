@@ -10,8 +10,8 @@ from conformance.judge.analysis import diagnosis
 from conformance.judge.analysis.catalogue import BY_NAME
 from conformance.judge.verdict import Outcome, evaluate
 from conformance.report import deciding
-from tests.bundled import bundled_items
-from tests.meta.test_mutants import REGISTRY
+from tests.support.bundled import bundled_items
+from tests.meta.support.mutant_backend import REGISTRY
 
 
 def test_a_mismatch_shows_its_first_positions_and_counts_the_rest():

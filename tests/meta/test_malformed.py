@@ -12,7 +12,7 @@ import yaml
 from conformance.expand.items import expand
 from conformance.load.cases import CaseError, bundled_case_dir, load_case_file, load_registry
 from conformance.plugin import PACKAGE_DIR
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
 

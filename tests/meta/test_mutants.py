@@ -6,46 +6,18 @@ not count. Items are visited round-robin across case classes, so a mutant usuall
 
 from __future__ import annotations
 
-import itertools
-from collections import defaultdict
 from functools import cache
 
 import pytest
 
 from conformance.judge.ambiguities import detected
 from conformance.judge.verdict import Outcome, evaluate
-from tests.bundled import bundled_items, bundled_registry
-from tests.mutants import MUTANTS, Mutant
+from tests.meta.support.mutants import MUTANTS, Mutant
 from conformance.report.results import readings_by_path
 from conformance.expand.selectors import question_columns
-from tests.mutants_depth import DEPTH_MUTANTS, SPLIT_READING_MUTANTS
-from tests.mutants_paths import PATH_MUTANTS, Call, PathMutant
-
-REGISTRY = bundled_registry()
-
-
-@cache
-def items_round_robin():
-    by_class = defaultdict(list)
-    for item in bundled_items():
-        by_class[item.case.file.name, item.case.name.split("/")[0]].append(item)
-    return [item for batch in itertools.zip_longest(*by_class.values()) for item in batch if item]
-
-
-class MutantBackend:
-    version = "0"
-
-    def __init__(self, mutant: Mutant | PathMutant):
-        self.mutant, self.name = mutant, f"mutant:{mutant.name}"
-
-    def details(self):
-        return {}
-
-    def run(self, model, inputs):
-        if isinstance(self.mutant, PathMutant):
-            return self.mutant.run(model, inputs)
-        rep = self.mutant.backend.prepare(model)
-        return rep.run([inputs[vi.name] for vi in model.graph.input])
+from tests.meta.support.mutants_depth import DEPTH_MUTANTS, SPLIT_READING_MUTANTS
+from tests.meta.support.mutants_paths import PATH_MUTANTS, Call, PathMutant
+from tests.meta.support.mutant_backend import REGISTRY, MutantBackend, items_round_robin
 
 
 def first_kill(mutant: Mutant | PathMutant) -> str | None:

@@ -11,8 +11,8 @@ from conformance.backends import load_backend
 from conformance.judge.verdict import evaluate
 from conformance.outcomes import Outcome
 from conformance.semantics import GeometryError, node_axes
-from tests.bundled import bundled_items, bundled_registry
-from tests.faulty_backends import truncated_output_sizes
+from tests.support.bundled import bundled_items, bundled_registry
+from tests.meta.support.faulty_backends import truncated_output_sizes
 
 CASE = "negative_span_not_a_multiple_of_the_stride"
 
@@ -46,7 +46,7 @@ def test_truncating_division_changes_sizes_only_in_the_negative_numerator_case(i
 
 
 def test_a_runtime_that_divides_with_truncation_fails_those_items(items):
-    backend = load_backend("tests.faulty_backends:DividesWithTruncation")
+    backend = load_backend("tests.meta.support.faulty_backends:DividesWithTruncation")
     registry = bundled_registry()
     caught = [i for i in items if _truncation_differs(i) and i.version in (1, 12)]
     verdicts = {i.id: evaluate(i, backend, 0, registry) for i in caught}

@@ -17,7 +17,7 @@ from conformance.judge.verdict import Outcome, evaluate
 from conformance.load.cases import bundled_case_dir
 from conformance.report.record import item_record, with_verdict
 from conformance.report.causes import failing_items, failure_clusters
-from tests.meta.test_mutants import REGISTRY, items_round_robin
+from tests.meta.support.mutant_backend import REGISTRY, items_round_robin
 from tests.support.named import names
 
 # One second bug of each kind: the window's geometry, the padding's value, the Indices' layout.

@@ -43,7 +43,7 @@ from .fitted import fitted
 # The pairs run for one item, at most: each is a run of the reference (about 0.5 ms of an item's
 # judging per pair run, median, on the bundled items), and an item no pair reproduces runs them all (156 candidates, median; 994 at most).
 # Ranked as below, the first pair that reproduces a two-bug item is within the first 60 for 80 of
-# 82 items, number 67 at the most (`python -m tests.pair_rank_benchmark`, 2026-12-02). The other
+# 82 items, number 67 at the most (`python -m bench.pair_rank_benchmark`, 2026-12-02). The other
 # two stay undiagnosed: the run's time per failure stays bounded.
 PAIR_LIMIT = 60
 SHAPE_HOOKS = {"axes", "unpool_shape"}  # the reference's hooks that decide an output's shape

@@ -5,8 +5,8 @@ CPU plugin's inference precisions (float64 in float32 with saturation, int64 as 
 through float32 clamped at 2^31 - 128), bfloat16 and float32 denormals. An item without such an
 element keeps the cause its entry in expectations/openvino.yaml names (which names one per case).
 
-    python -m tests.openvino_evidence RESULTS.json CAUSES.json
-    python -m tests.diagnosis_trial RESULTS.json CAUSES.json
+    python -m bench.openvino_evidence RESULTS.json CAUSES.json
+    python -m bench.diagnosis_trial RESULTS.json CAUSES.json
 
 Each failed MaxPool item is run again on OpenVINO (results.json holds no outputs).
 """
@@ -25,7 +25,7 @@ from conformance.backends import load_backend
 from conformance.judge.expectations import load_expectations
 from conformance.judge.oracle import consult
 from conformance.semantics import node_axes
-from tests.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items, bundled_registry
 
 FLT_MAX = float(np.finfo(np.float32).max)
 EXPECTATIONS = Path(__file__).resolve().parents[1] / "expectations" / "openvino.yaml"

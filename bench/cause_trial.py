@@ -2,7 +2,7 @@
 known number of root bugs each (mutants of the reference with one bug, and some with several at
 once, as a runtime under test has), the failing records clustered as the report clusters them.
 
-    python -m tests.cause_trial          # every item; prints backend, root bugs, failing items, causes
+    python -m bench.cause_trial          # every item; prints backend, root bugs, failing items, causes
 
 tests/meta/test_causes.py runs it on a share of the items and holds causes per root bug at 2 or fewer.
 """
@@ -18,9 +18,9 @@ from conformance.load.cases import bundled_case_dir
 from conformance.outcomes import FAILING_WORDS
 from conformance.report.causes import failure_clusters
 from conformance.report.record import item_record
-from tests.bundled import bundled_items, bundled_registry
-from tests.mutants import MUTANTS, Mutant
-from tests.meta.test_mutants import MutantBackend
+from tests.support.bundled import bundled_items, bundled_registry
+from tests.meta.support.mutants import MUTANTS, Mutant
+from tests.meta.support.mutant_backend import MutantBackend
 
 REGISTRY = bundled_registry()
 # One root bug each, among them those a vendor trial met in tinygrad and onnx2torch.

@@ -1,7 +1,7 @@
 """Fuzz throughput per backend: configurations judged per second of search (`conformance fuzz`
 without shrinking, each backend in its isolated child process as the command runs it).
 
-    python -m tests.fuzz_benchmark [--budget N] [--backends reference,ort,...] [--markdown FILE]
+    python -m bench.fuzz_benchmark [--budget N] [--backends reference,ort,...] [--markdown FILE]
 """
 
 from __future__ import annotations

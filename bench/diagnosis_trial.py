@@ -3,7 +3,7 @@ diagnosis: each distinct cause of the backend's expectations file (an entry's ``
 reason; each hand-checked on a tiny model) is one root cause; the run's failing records are matched to its entries, then clustered as
 the report clusters them, once with their diagnoses and once without.
 
-    python -m tests.diagnosis_trial RESULTS.json EXPECTATIONS.yaml|CAUSES.json [BACKEND]
+    python -m bench.diagnosis_trial RESULTS.json EXPECTATIONS.yaml|CAUSES.json [BACKEND]
 
 (CAUSES.json: a vendor trial's own attribution, item id -> root cause; items it leaves out
 count for no cause; a list, or causes joined by "+" (as an entry's `cause` names them), where an item carries several bugs at

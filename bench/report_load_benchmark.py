@@ -4,7 +4,7 @@ cores (ten of them on two cores: a load near 12, where the run once stalled on r
 results file per record), and the same pair on a quiet machine. The goal: with `--report` at most
 1.15 times as long as without.
 
-    python -m tests.report_load_benchmark [--busy 10] [--sample]
+    python -m bench.report_load_benchmark [--busy 10] [--sample]
 
 A first run, untimed, warms the user's cache (the expanded items and their oracles), as a run the
 day after its first does; then the two are timed in turn, loaded first. `--sample` times the

@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 from reference_backend import ReferenceBackend
-from tests.mutants_paths import OPENVINO_DOMAIN, Call, PathMutant, _attributes, _map_y, _on_path
+from tests.meta.support.mutants_paths import OPENVINO_DOMAIN, Call, PathMutant, _attributes, _map_y, _on_path
 
 NHWC_DOMAIN = "com.ms.internal.nhwc"
 

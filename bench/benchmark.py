@@ -1,5 +1,5 @@
 """Times the reference backend, ONNX Runtime (CPU) and onnx.reference on large max poolings, in
-one process: `nox -s bench`, or `python -m tests.benchmark [--quick] [--markdown FILE]`.
+one process: `nox -s bench`, or `python -m bench.benchmark [--quick] [--markdown FILE]`.
 
 Each backend prepares the model once (session, evaluator, or the reference's validated graph)
 and is timed on `run` alone: the median of repeated runs after a warm-up, onnx.reference only

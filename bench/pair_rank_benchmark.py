@@ -3,7 +3,7 @@ the figure behind ``PAIR_LIMIT`` (conformance/judge/analysis/diagnosis.py). Ten 
 run as a backend on up to 40 items it applies to (of the first 1,500 of the round-robin order),
 with the limit lifted and the pairs diagnosis runs counted.
 
-    python -m tests.pair_rank_benchmark
+    python -m bench.pair_rank_benchmark
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from conformance.judge.analysis.catalogue import BY_NAME, DEFECTS
 from conformance.judge.analysis.models.kit import stacked as real
 from conformance.judge.analysis.diagnosis import facts
 from conformance.judge.verdict import Outcome, evaluate
-from tests.meta.test_mutants import REGISTRY, items_round_robin
+from tests.meta.support.mutant_backend import REGISTRY, items_round_robin
 
 
 class Pair:

@@ -3,8 +3,8 @@ against a broken backend (the reference with two defects, in process, so that th
 is all there is to compare), once with diagnosis (and, for the items no model reproduces, where
 their differences lie) and once without.
 
-    python -m tests.diagnosis_benchmark [--share 4] [--defects dilations_ignored,accumulator_starts_at_zero]
-    python -m tests.diagnosis_benchmark --backend openvino [--rounds 2]
+    python -m bench.diagnosis_benchmark [--share 4] [--defects dilations_ignored,accumulator_starts_at_zero]
+    python -m bench.diagnosis_benchmark --backend openvino [--rounds 2]
 
 The goal (issue 38): at most 10% more time for a run with 2,000 failures. The first form is the
 judge alone (an upper bound: a real backend's run spends more outside the judge, its process and
@@ -27,8 +27,8 @@ from unittest import mock
 
 from conformance.judge import verdict as verdict_module
 from conformance.judge.verdict import Outcome, evaluate
-from tests.cause_trial import combined, items, mutant
-from tests.meta.test_mutants import REGISTRY, MutantBackend
+from bench.cause_trial import combined, items, mutant
+from tests.meta.support.mutant_backend import REGISTRY, MutantBackend
 
 
 WORKERS = 2
@@ -58,7 +58,7 @@ def _timed(function):
 
 
 def pytest_configure(config) -> None:
-    """As a pytest plugin (-p tests.diagnosis_benchmark): no diagnosis where CONFORMANCE_NO_DIAGNOSIS
+    """As a pytest plugin (-p bench.diagnosis_benchmark): no diagnosis where CONFORMANCE_NO_DIAGNOSIS
     is set; where CONFORMANCE_DIAGNOSIS_SECONDS names a file, each process adds to it the seconds
     it spent diagnosing."""
     if os.environ.get("CONFORMANCE_NO_DIAGNOSIS"):
@@ -77,7 +77,7 @@ def pytest_unconfigure(config) -> None:
 
 def whole_runs(backend: str, rounds: int) -> None:
     command = [sys.executable, "-m", "pytest", "conformance", f"--backend={backend}", "-n", str(WORKERS), "-q",
-               "-p", "tests.diagnosis_benchmark", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+               "-p", "bench.diagnosis_benchmark", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     times: dict[bool, list[float]] = {True: [], False: []}
     spent: list[float] = []  # per run with diagnosis: the seconds its workers spent in it, together
     # untimed: the first run after a change computes every item's oracle again (pytest's cache)

@@ -9,7 +9,7 @@ meets it), measured side by side on this machine now:
 - 200 configurations a second over the fuzz's throughput against ONNX Runtime;
 - a pasted repro line's pytest time (warm cache) over 1 second.
 
-    python -m tests.harness_benchmark [--repeats 3] [--tests]
+    python -m bench.harness_benchmark [--repeats 3] [--tests]
 
 Runs alternate (suite, floor, suite, ...) and medians are printed: other work on the machine
 moves absolute times, less so their ratios.
@@ -86,7 +86,7 @@ def repro_s() -> tuple[float, float]:
 
 
 def fuzz_per_s(budget: int) -> float:
-    from tests.fuzz_benchmark import measure
+    from bench.fuzz_benchmark import measure
 
     return measure("ort", budget)["per_second"]
 
