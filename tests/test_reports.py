@@ -19,7 +19,7 @@ from conformance.plugin import PACKAGE_DIR
 from conformance.report.html import render_html
 from conformance.report.plots import PLOTTED_FROM
 from tests.conftest import requires_tool
-from tests.samples import SMALL_CASE
+from tests.support.samples import SMALL_CASE
 
 pytest_plugins = ["pytester"]
 SCHEMA = json.loads((PACKAGE_DIR / "schema" / "results.schema.json").read_text())
@@ -35,7 +35,7 @@ def run_suite(pytester, *args):
 
 @pytest.fixture
 def two_backend_run(pytester):
-    result = run_suite(pytester, "--backend=reference,tests.faulty_backends:WrongAtVersion12",
+    result = run_suite(pytester, "--backend=reference,tests.meta.support.faulty_backends:WrongAtVersion12",
                        f"--report={pytester.path / 'out'}")
     return result, pytester.path / "out"
 
@@ -82,7 +82,7 @@ def expectations(tmp_path, entry):
 ])
 def test_expectations_turn_known_failures_into_xfail_and_stale_entries_into_xpass(pytester, tmp_path, entry, outcomes):
     directory = expectations(tmp_path, entry)
-    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--expectations={directory}",
+    result = run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", f"--expectations={directory}",
                        f"--report={pytester.path / 'out'}")
     document = json.loads((pytester.path / "out" / "results.json").read_text())
     assert document["summary"] == outcomes
@@ -95,7 +95,7 @@ def test_expectations_turn_known_failures_into_xfail_and_stale_entries_into_xpas
 def test_the_html_report_lists_known_failures_with_their_cause_and_link(pytester, tmp_path):
     entry = ("- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12,"
              " link: 'https://github.com/example/runtime/issues/7'}\n")
-    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
+    run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12",
               f"--expectations={expectations(tmp_path, entry)}", f"--report={pytester.path / 'out'}")
     page = (pytester.path / "out" / "report.html").read_text()
     known = page.split("id='known'", 1)[1].split("<h2", 1)[0]
@@ -118,7 +118,7 @@ def test_known_failures_are_one_row_per_root_cause_whatever_their_entries(two_ba
 
 def test_an_expectations_link_that_is_not_http_is_refused_in_one_line(pytester, tmp_path):
     entry = "- {match: 'MaxPool-12/*', outcome: fail, reason: zeros at 12, link: 'javascript:alert(1)'}\n"
-    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
+    result = run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12",
                        f"--expectations={expectations(tmp_path, entry)}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.errlines if line.strip()]
@@ -135,12 +135,12 @@ def test_the_html_report_makes_links_of_http_addresses_only(two_backend_run):
         assert ("<a href=" in known) == (scheme == "https"), known
         assert "<script>" not in known, known
         if scheme == "https":
-            assert "href='https://example.org/a&#x27;b'" in known, known
+            assert "href='https://example.org/a&#39;b'" in known, known  # the quote escaped: it cannot end the attribute
 
 
 def test_compare_reports_regressions_and_fixes_and_exits_on_a_regression(pytester, tmp_path, capsys):
     run_suite(pytester, "--backend=reference", f"--report={pytester.path / 'good'}")
-    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'bad'}")
+    run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", f"--report={pytester.path / 'bad'}")
     good, bad = pytester.path / "good" / "results.json", pytester.path / "bad" / "results.json"
     # two backends compared (a vendor's runtime against the reference), each run's one backend as "candidate";
     # a regression is grouped by its cause line
@@ -195,11 +195,11 @@ def test_the_html_report_renders_in_headless_chromium(two_backend_run, tmp_path)
 
 def test_a_drafted_expectations_file_turns_exactly_the_failures_into_xfail(pytester, tmp_path):
     out = tmp_path / "run"
-    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={out}")
+    run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", f"--report={out}")
     assert main(["expectations", str(out / "results.json"), "-o", str(tmp_path / "expect" / "faulty.yaml")]) == 0
     drafted = (tmp_path / "expect" / "faulty.yaml").read_text()
     assert "- match: MaxPool-12/*\n  outcome: fail\n  reason: 'Y values differ (for example: Y: 1 of 1 elements differ" in drafted
-    result = run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12",
+    result = run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12",
                        f"--expectations={tmp_path / 'expect'}", f"--report={tmp_path / 'again'}")
     assert result.ret == 0
     assert json.loads((tmp_path / "again" / "results.json").read_text())["summary"] == {"xfail": 1, "pass": 5}
@@ -229,7 +229,7 @@ def test_the_draft_of_a_real_run_is_short_and_leaves_passing_items_alone(tmp_pat
 
 def test_compare_of_two_runs_sharing_no_item_is_a_usage_error(tmp_path, capsys):
     from conformance.report.writer import Results, environment
-    from tests.faulty_backends import Raises
+    from tests.meta.support.faulty_backends import Raises
     documents = []
     for name, ids in (("old", ["MaxPool-12/a[float32]"]), ("new", ["MaxPool-12/b[float32]"])):
         document = Results(environment([(Raises(), Raises())], 0, tmp_path), None).document(partial=False)
@@ -247,7 +247,7 @@ def test_every_failing_item_has_a_standalone_script_that_fails_on_its_bug(pytest
     import subprocess
     import sys
     out = pytester.path / "out"
-    run_suite(pytester, "--backend=tests.faulty_backends:WrongAtVersion12", f"--report={out}", "-k", "MaxPool-12")
+    run_suite(pytester, "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", f"--report={out}", "-k", "MaxPool-12")
     document = json.loads((out / "results.json").read_text())
     failing = [r for r in document["items"] if r["outcome"] == "fail"]
     assert failing and all(r["script"].startswith("conformance repro ") for r in failing)
@@ -257,7 +257,7 @@ def test_every_failing_item_has_a_standalone_script_that_fails_on_its_bug(pytest
     from conformance.scripts.runners import GENERIC_RUNNER
     from conformance.backends.onnx_backend import OnnxBackendAdapter
     from reference_backend import ReferenceBackend
-    from tests.faulty_backends import WrongAtVersion12
+    from tests.meta.support.faulty_backends import WrongAtVersion12
     REFERENCE = OnnxBackendAdapter(ReferenceBackend, name="reference")
     script = (out / linked[0]["script_file"]).read_text()
     assert "What the suite saw on faulty" in script and "conformance" not in script.split('"""')[-1]
@@ -286,7 +286,7 @@ def test_a_script_for_a_runtime_it_does_not_run_says_so_and_exits_2(item_id, tmp
     say "refused, as it should" and exit 0, nor a valid item's report a bug."""
     from conformance.load.cases import bundled_case_dir
     from conformance.scripts.items import find_item
-    from tests.bundled import bundled_script
+    from tests.support.bundled import bundled_script
 
     script = tmp_path / "repro.py"
     script.write_text(bundled_script(find_item(item_id, bundled_case_dir()), "my.module:Runtime"))
@@ -337,7 +337,7 @@ def test_what_a_backend_runs_none_of_is_one_sentence_at_the_top_and_at_the_end(p
     one sentence atop report.html and summary.md, and at the end of the terminal run."""
     from conformance.report.results import refused_whole
 
-    result = run_suite(pytester, "--backend=tests.faulty_backends:SupportsNothing", f"--report={pytester.path / 'out'}")
+    result = run_suite(pytester, "--backend=tests.meta.support.faulty_backends:SupportsNothing", f"--report={pytester.path / 'out'}")
     sentence = "SupportsNothing cannot run ai.onnx (6 items)"
     result.stdout.fnmatch_lines([f"conformance: {sentence}"])
     page = (pytester.path / "out" / "report.html").read_text()
@@ -468,7 +468,7 @@ def test_as_many_cause_lines_as_the_limit_are_drawn(monkeypatch):
 
 def test_the_progress_says_once_per_domain_that_its_u_s_are_refusals(pytester):
     """A run of thousands of "u" looks like a hang: the first of each domain says what it is."""
-    result = run_suite(pytester, "--backend=tests.faulty_backends:SupportsNothing")
+    result = run_suite(pytester, "--backend=tests.meta.support.faulty_backends:SupportsNothing")
     said = [line for line in result.outlines if line.startswith("conformance: SupportsNothing declares it cannot run")]
     # no twin: the valid item itself was declared unsupported
     assert len(said) == 1 and "cannot run MaxPool-1/small[float32]: each 'u' of ai.onnx is a declared refusal" in said[0], said
@@ -481,10 +481,10 @@ def test_a_difference_map_is_drawn_where_the_text_does_not_name_every_difference
         row = ["x"] * wrong + ["."] * (columns - wrong)
         return {"output": "Y", "mask": [row], "plane": [0, 0], "shown": ["Y[...]"] * shown}
 
-    assert _heatmap(diff(8, 3, 3)) == ""  # the text lists all three
-    assert f"--cell: {CELL_PX}px" in _heatmap(diff(8, 4, 3))
-    assert f"--cell: {CELL_PX}px" in _heatmap(diff(WIDE_COLUMNS, 9, 3))
-    assert f"--cell: {WIDE_CELL_PX}px" in _heatmap(diff(WIDE_COLUMNS + 1, 9, 3))
+    assert _heatmap(diff(8, 3, 3)) is None  # the text lists all three
+    assert _heatmap(diff(8, 4, 3))["size"] == CELL_PX
+    assert _heatmap(diff(WIDE_COLUMNS, 9, 3))["size"] == CELL_PX
+    assert _heatmap(diff(WIDE_COLUMNS + 1, 9, 3))["size"] == WIDE_CELL_PX
 
 
 def test_summary_md_cuts_a_long_title_and_keeps_the_model_names():

@@ -1,8 +1,7 @@
-"""The fuzz section of the HTML report and the Markdown summary (results.json's ``fuzz`` list)."""
+"""The fuzz section of the Markdown summary and of the HTML page's context (results.json's ``fuzz`` list)."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from .record import RunDocument
@@ -31,22 +30,11 @@ def fuzz_markdown(document: RunDocument) -> list[str]:
     return lines
 
 
-def fuzz_html(document: RunDocument) -> str:
-    runs = document.get("fuzz") or []
-    if not runs:
-        return ""
-    parts = ["<h2 id='fuzz'>Fuzz</h2><p class='muted'>Configurations drawn by <code>conformance fuzz</code>, judged as "
-             "the suite judges; each failure cluster is shrunk to a minimal case (its item is listed under Failures).</p>"]
-    for run in runs:
-        rows = "".join(
-            f"<tr><td><code>{escape(c['op'])}</code> [{escape(c['dtype'])}{', Indices' if c.get('indices') else ''}]</td>"
-            f"<td><span class='badge {escape(c['outcome'])}'>{escape(c['outcome'])}</span></td>"
-            f"<td>{escape(c['kind'])}<div class='muted'>{escape(c['message'][:300])}</div></td>"
-            f"<td class='n'>{c['hits']}</td><td class='n'>{c.get('found_after', '')}</td>"
-            f"<td>{escape(', '.join(c['matters']) or '-')}</td>"
-            f"<td><code>{escape(c.get('repro', ''))}</code><br><code>{escape(c.get('case_file', ''))}</code></td></tr>"
-            for c in run["clusters"])
-        table = (f"<table><tr><th>cluster</th><th>outcome</th><th>what differs</th><th>hits</th><th>found after</th>"
-                 f"<th>changing this makes it pass</th><th>minimal repro</th></tr>{rows}</table>") if rows else "<p>No failure.</p>"
-        parts.append(f"<h3>{escape(_line(run))}</h3>{table}")
-    return "".join(parts)
+def fuzz_runs(document: RunDocument) -> list[dict[str, Any]]:
+    """The fuzz runs as the HTML page shows them (templates/report.html): each run's line and its
+    clusters, an optional field given as empty."""
+    return [{"line": _line(run), "clusters": [
+        {"op": c["op"], "dtype": c["dtype"], "indices": bool(c.get("indices")), "outcome": c["outcome"], "kind": c["kind"],
+         "message": c["message"], "hits": c["hits"], "found_after": c.get("found_after", ""), "matters": c["matters"],
+         "repro": c.get("repro", ""), "case_file": c.get("case_file", "")} for c in run["clusters"]]}
+        for run in document.get("fuzz") or []]

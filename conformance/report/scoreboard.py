@@ -15,10 +15,10 @@ import json
 import os
 import time
 from collections import Counter, defaultdict
-from html import escape
 from pathlib import Path
 from typing import Any, Iterable
 
+from markupsafe import Markup
 from packaging.version import InvalidVersion, Version
 
 from ..load.cases import inert
@@ -27,7 +27,7 @@ from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
 from .record import BackendRecord, ItemRecord, RunDocument
 from .results import MAX_RESULTS_BYTES, ResultsError, read_results, shorten
 from .causes import failure_clusters
-from .html import STYLE
+from .templating import template
 from ..atomic import write_atomically
 
 MAX_HISTORY_BYTES = 16 * 1024 * 1024
@@ -309,7 +309,7 @@ def _plot_note(board: dict[str, Any]) -> str:
            for name, data in board["runtimes"].items() if len(data["releases"]) > MAX_RELEASES]
     if len(labels) > MAX_SERIES or any(len(points) > MAX_NIGHTLIES for points in _series_lengths(board["history"])):
         cut.append(f"the history: the newest {MAX_SERIES} of {len(labels)} labels, {MAX_NIGHTLIES} nightlies each at most")
-    return f"<p class=muted>The plots show {'; '.join(cut)}.</p>" if cut else ""
+    return "; ".join(cut)
 
 
 def _series_lengths(history: list[dict[str, Any]]) -> list[list[Any]]:
@@ -320,61 +320,39 @@ def _series_lengths(history: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def render(board: dict[str, Any]) -> str:
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Max-pooling conformance scoreboard</title>"
-             f"<style>{STYLE}</style></head><body><main>",
-             "<h1>Max-pooling conformance scoreboard</h1>",
-             f"<p class=lede>Generated {escape(board['generated'])}: "
-             + ", ".join(f"{escape(name)} ({len(data['releases'])} releases)" for name, data in board["runtimes"].items())
-             + ".</p>"]
-    if board["cells_not_run"]:
-        parts.append("<h2>Cells that did not run</h2><ul>" + "".join(
-            f"<li><b>{escape(c['label'])}</b>: {escape(c['status'])}: {escape(c['message'])}</li>"
-            for c in board["cells_not_run"]) + "</ul>")
-    parts.append("<h2 id=regressions>Regressions between consecutive releases</h2>")
-    listed = False
-    for runtime, data in board["runtimes"].items():
-        for step in reversed(data["regressions"]):
-            listed = True
-            parts.append(f"<h3>{escape(runtime)} {escape(step['from'])} &rarr; {escape(step['to'])}: "
-                         f"{step['items']} items passed before and fail now</h3><ul>" + "".join(
-                             f"<li>{escape(shorten(c['signature'], 220))}: {c['items']} items "
-                             f"(e.g. <code>{escape(c['example'])}</code>)</li>" for c in step["causes"]) + "</ul>")
-    if not listed:
-        parts.append("<p>None: no item passes in one release and fails in the next.</p>")
-    parts.append("<h2 id=plot>Outcomes over releases and nightlies</h2>" + _plot_note(board) + _plot(board))
-    parts.append("<h2 id=causes>Causes and the releases that have them</h2>")
-    for runtime, data in board["runtimes"].items():
-        parts.append(f"<h3>{escape(runtime)}</h3><table><tr><th>cause</th><th>first seen</th><th>last seen</th>"
-                     "<th>fixed in</th><th>items per release</th><th>example</th></tr>")
-        for cause in data["causes"]:
-            example = cause["example"]
-            reason = f"<br><i>{escape(shorten(example['reason'], 200))}</i>" if example.get("reason") else ""
-            if example.get("link"):  # an http(s) address: expectations files refuse any other
-                reason += f" <a href='{escape(example['link'], quote=True)}'>link</a>"
-            script = f"<br><code>{escape(example['script'])}</code>" if example.get("script") else ""
-            per_release = ", ".join(f"{escape(r)}: {n}" for r, n in cause["releases"].items())
-            gaps = f" (absent in {escape(', '.join(cause['gaps']))})" if cause["gaps"] else ""
-            if cause["fixed_in"]:
-                after = escape(cause["fixed_in"])
-            elif cause["changed_in"]:
-                after = f"changed in {escape(cause['changed_in'])} ({cause['still_failing']} items still fail otherwise)"
-            else:
-                after = "not yet"
-            parts.append(f"<tr><td>{escape(shorten(cause['signature'], 240))}</td><td>{escape(cause['first_seen'])}</td>"
-                         f"<td>{escape(cause['last_seen'])}</td><td>{after}</td>"
-                         f"<td>{per_release}{gaps}</td><td><code>{escape(example['id'])}</code> "
-                         f"({escape(example['release'])}){script}{reason}</td></tr>")
-        parts.append("</table>")
-    parts.append("<h2 id=grid>Outcomes by release and operator version</h2>")
-    for runtime, data in board["runtimes"].items():
-        op_versions = sorted({ov for grid in data["grid"].values() for ov in grid})
-        parts.append(f"<h3>{escape(runtime)}</h3><table><tr><th>release</th>"
-                     + "".join(f"<th>{escape(ov)}</th>" for ov in op_versions) + "</tr>")
-        for release in reversed(data["releases"]):
-            row = data["grid"][release]
-            parts.append(f"<tr><th>{escape(release)}</th>" + "".join(
-                "<td>" + " ".join(f"<span class='badge {w}' title='{w}'>{row.get(ov, {}).get(w)} {w}</span>"
-                                  for w in REPORT_WORDS if row.get(ov, {}).get(w)) + "</td>" for ov in op_versions) + "</tr>")
-        parts.append("</table>")
-    parts.append("</main></body></html>")
-    return "\n".join(parts)
+    """The page (templates/scoreboard.html) of a scoreboard."""
+    runtimes = board["runtimes"]
+    return template("scoreboard.html").render(
+        generated=board["generated"], runtimes=[(name, len(data["releases"])) for name, data in runtimes.items()],
+        cells_not_run=board["cells_not_run"],
+        regressions=[{"runtime": runtime, "before": step["from"], "after": step["to"], "count": step["items"],
+                      "causes": [{"signature": shorten(c["signature"], 220), "count": c["items"], "example": c["example"]}
+                                 for c in step["causes"]]}
+                     for runtime, data in runtimes.items() for step in reversed(data["regressions"])],
+        plot_note=_plot_note(board), plot=Markup(_plot(board)),  # matplotlib's SVG, which escapes its own text
+        causes=[(runtime, [_cause_row(cause) for cause in data["causes"]]) for runtime, data in runtimes.items()],
+        grids=[_grid(runtime, data) for runtime, data in runtimes.items()])
+
+
+def _cause_row(cause: dict[str, Any]) -> dict[str, Any]:
+    example = cause["example"]
+    if cause["fixed_in"]:
+        after = cause["fixed_in"]
+    elif cause["changed_in"]:
+        after = f"changed in {cause['changed_in']} ({cause['still_failing']} items still fail otherwise)"
+    else:
+        after = "not yet"
+    return {"signature": shorten(cause["signature"], 240), "first_seen": cause["first_seen"], "last_seen": cause["last_seen"],
+            "after": after, "per_release": ", ".join(f"{r}: {n}" for r, n in cause["releases"].items()),
+            "gaps": ", ".join(cause["gaps"]), "example": example["id"], "release": example["release"],
+            "script": example.get("script"), "reason": shorten(example["reason"], 200) if example.get("reason") else "",
+            "link": example.get("link")}  # an http(s) address: expectations files refuse any other
+
+
+def _grid(runtime: str, data: dict[str, Any]) -> tuple[str, list[str], list[tuple[str, list[list[tuple[str, int]]]]]]:
+    """Each release's outcome counts per operator version, the newest release first."""
+    op_versions = sorted({ov for grid in data["grid"].values() for ov in grid})
+    rows = [(release, [[(w, data["grid"][release].get(ov, {}).get(w)) for w in REPORT_WORDS
+                        if data["grid"][release].get(ov, {}).get(w)] for ov in op_versions])
+            for release in reversed(data["releases"])]
+    return runtime, op_versions, rows
