@@ -495,3 +495,9 @@ def test_summary_md_cuts_a_long_title_and_keeps_the_model_names():
     cut = shorten_keeping_names(line, 160)
     assert len(cut) <= 160 and cut.endswith("… (nan_compared_as_mlas_pools, nan_never_selected_seed_kept)"), cut
     assert shorten_keeping_names("fail: Y values differ", 160) == "fail: Y values differ"
+    either = ("fail: reproduced exactly by a defect model: " + "the first title " * 8 + "(output_size_truncated); or "
+              + "the second title " * 8 + "(kernel_clipped_to_padded_input)")
+    cut = shorten_keeping_names(either, 160)
+    assert len(cut) <= 160 and cut.endswith("… (output_size_truncated; kernel_clipped_to_padded_input)"), cut
+    prose = "fail: reproduced exactly by a defect model: " + "a maximum as in C++ (std::max) " * 6 + "(nan_compared_as_mlas_pools)"
+    assert shorten_keeping_names(prose, 160).endswith("… (nan_compared_as_mlas_pools)")

@@ -164,11 +164,14 @@ def shorten(text: str, width: int) -> str:
 def shorten_keeping_names(signature: str, width: int) -> str:
     """A line's signature cut for display, its "(model names)" kept: a diagnosed line's title may
     run long, and the names are what a reader looks up (what follows them goes first)."""
-    found = list(re.finditer(r" \([a-z0-9_.:+@-]+(?:, [a-z0-9_.:+@-]+)*\)", signature))
-    if len(signature) <= width or not found or len(found[-1].group()) > width // 2:
+    name = r"[a-z0-9_.+@-]+(?::[a-z0-9_.+@-]+)?"  # a model, its reading after one colon: "(std::max)" is prose
+    found = list(re.finditer(rf" \({name}(?:, {name})*\)", signature))
+    # every model named: a line reproduced by either of two models ("A (a); or B (b)") keeps both
+    # names after the first title, never the second model's name alone after the first's title
+    names = " (" + "; ".join(match.group()[2:-1] for match in found) + ")"
+    if len(signature) <= width or not found or len(names) > width // 2:
         return shorten(signature, width)
-    names = found[-1]
-    return shorten(signature[:names.start()], width - len(names.group())) + names.group()
+    return shorten(signature[:found[0].start()], width - len(names)) + names
 
 
 def backends(document: RunDocument) -> list[str]:
