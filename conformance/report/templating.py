@@ -16,13 +16,9 @@ def _environment() -> jinja2.Environment:
     # StrictUndefined: a name the template uses and the renderer forgot is an error, not an empty
     # cell; an optional value is given as None or "" by the renderer.
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+                              undefined=jinja2.StrictUndefined)
 
 
 def template(name: str) -> jinja2.Template:
     return _environment().get_template(name)
 
-
-def style() -> str:
-    """The pages' one style sheet (templates/report.css), for a page not yet templated."""
-    return (TEMPLATES / "report.css").read_text(encoding="utf-8")
