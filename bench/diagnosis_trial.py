@@ -42,7 +42,7 @@ def measure(records: list[dict], population: list[dict], cause_of: dict[str, fro
     if diagnosed:
         lines = [c for clusters in failure_clusters(population).values() for c in clusters]
     else:
-        bare = [{k: v for k, v in r.items() if k not in ("diagnosis", "where")} for r in records]
+        bare = [{k: v for k, v in r.items() if k not in ("diagnosis", "where", "explanation")} for r in records]
         with mock.patch.object(results, "_split_by_deciding_attributes", lambda grouped, items: None), \
                 mock.patch.object(results, "_merge_refusals_by_deciding_attributes", lambda grouped, items: None):
             lines = [c for clusters in failure_clusters(bare).values() for c in clusters]

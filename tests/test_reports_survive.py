@@ -107,8 +107,8 @@ def test_a_run_killed_before_collection_ends_leaves_a_report_and_not_an_older_on
     assert written["partial"] and written["items"] == []
 
 
-# Wall-clock facts: when the run started and ended, and how long each item took.
-CLOCK = re.compile(r'"(started|finished|duration_s)": ("[^"]*"|[0-9.e-]+)')
+# Wall-clock facts: when the run started and ended, how long each item and each line's experiment took.
+CLOCK = re.compile(r'"(started|finished|duration_s|seconds)": ("[^"]*"|[0-9.e-]+)')
 
 
 @pytest.mark.slow
@@ -121,8 +121,10 @@ def test_the_same_seed_gives_byte_identical_results_with_and_without_workers(tmp
     # the last run reads the items' oracles (judge.oracle) that the one before kept in pytest's cache
     for workers, cached in (("0", False), ("2", True), ("2", True)):
         (tmp_path / workers).mkdir(exist_ok=True)
+        # a budget of explanation no run spends: what its experiments measure then depends on the seed alone
         run = start(tmp_path / workers, "--seed=7", "-n", workers, "--cases", str(tmp_path / "cases"),
-                    "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", cached=cached)
+                    "--backend=tests.meta.support.faulty_backends:WrongAtVersion12", "--conformance-explain-budget=600",
+                    cached=cached)
         assert run.wait(timeout=600) == 1
         texts.append(CLOCK.sub(r'"\1": null', (tmp_path / workers / "out" / "results.json").read_text()))
     document = json.loads(texts[0])

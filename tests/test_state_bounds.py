@@ -216,16 +216,18 @@ def item_for_diagnosis():
     return next(i for i in bundled_items() if i.id == "MaxPool-12/infinities/1d-y_indices[float32]")
 
 
-def test_a_diagnosis_budget_that_is_not_seconds_is_a_usage_error(tmp_path):
+@pytest.mark.parametrize("option", ["--conformance-diagnosis-budget", "--conformance-explain-budget"])
+def test_a_diagnosis_or_explanation_budget_that_is_not_seconds_is_a_usage_error(tmp_path, option):
     import subprocess
     import sys
 
     from conformance.plugin import PACKAGE_DIR
 
     done = subprocess.run([sys.executable, "-m", "pytest", str(PACKAGE_DIR), "-p", "no:cacheprovider",
-                           "--conformance-diagnosis-budget=-1", "--collect-only", "-q"], cwd=tmp_path,
+                           f"{option}=-1", "--collect-only", "-q"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR and "--conformance-diagnosis-budget -1.0" in done.stderr
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR and f"{option} -1.0" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_repro_goes_on_uncached_where_no_cache_key_can_be_kept(tmp_path, monkeypatch):

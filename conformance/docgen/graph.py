@@ -9,7 +9,7 @@ from __future__ import annotations
 import grimp
 
 # The packages from the top of the pipeline to its ground, as the layers contract orders them.
-ORDER = ("__main__", "pytest_entry", "plugin", "cli", "fuzz", "export", "repro", "sweep", "docgen", "report", "scripts", "judge",
+ORDER = ("__main__", "pytest_entry", "plugin", "cli", "explain", "fuzz", "export", "repro", "sweep", "docgen", "report", "scripts", "judge",
          "backends", "expand", "load", "semantics", "outcomes", "atomic", "reference_backend")
 
 

@@ -49,7 +49,10 @@ def materialize(config: dict[str, Any], name: str = "fuzz", description: str | N
         "versions": [target.version],
         "attributes": dict(attributes),
     }
-    x = fill(config["filling"], dtype, shape)
+    if config.get("input_shapes", "declared") != "declared":
+        raw["input_shapes"] = config["input_shapes"]
+    # a probe of an item keeps the item's own values (explain/factors.py); a drawn one, its recipe's
+    x = config["data"] if config.get("data") is not None else fill(config["filling"], dtype, shape)
     if target.op == "MaxUnpool":
         _unpool_inputs(config, raw, x)
     else:

@@ -497,7 +497,7 @@ def variations(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     port = "T1" if target.op == "MaxUnpool" else "T"
     for dtype in target.dtypes or sig.types[port]:
         if dtype != config["dtype"] and not config.get("reject"):
-            palette = _palette_as(config["filling"]["palette"], dtype)
+            palette = palette_as(config["filling"]["palette"], dtype)
             if palette is not None:
                 yield f"dtype={dtype}", with_changes(config, dtype=dtype, filling=dict(config["filling"], palette=palette))
     if sig.port("Indices") and not config.get("reject"):
@@ -563,7 +563,7 @@ def _one_axis_fewer(config: dict[str, Any]) -> dict[str, Any]:
     return with_changes(config, **changes)
 
 
-def _palette_as(palette: list, dtype: str) -> list | None:
+def palette_as(palette: list, dtype: str) -> list | None:
     """The special values that ``dtype`` can hold (None: none can, the variation does not apply)."""
     if not DTYPES[dtype].is_integer:
         kept = []

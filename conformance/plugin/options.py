@@ -42,6 +42,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"seconds each process may spend naming failures by defect model (default "
                          f"{DIAGNOSIS_BUDGET_S:.0f}); 0 turns diagnosis off; past it failures are left undiagnosed, "
                          "and the report says how many")
+    group.addoption("--conformance-explain-budget", type=float, default=None, metavar="S",
+                    help="seconds the run may spend, at its end, explaining by experiment the failure lines no defect "
+                         "model names (probe models run on the backend: what decides each failure); default a quarter "
+                         "of the run's own time; 0 turns explanation off. Only with --report")
     group.addoption("--conformance-fuzz", type=int, default=None, metavar="BUDGET",
                     help="instead of the case files, fuzz each backend with BUDGET configurations (conformance fuzz)")
     group.addoption("--conformance-fuzz-out", type=Path, default=None, metavar="DIR",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 import zlib
 import weakref
 from dataclasses import dataclass
@@ -122,6 +123,11 @@ class SuiteSession:
         if not 0 <= budget < float("inf"):
             raise pytest.UsageError(f"--conformance-diagnosis-budget {budget}: give seconds, 0 or more (0: no diagnosis)")
         BUDGET.left = budget
+        self.explain_budget = config.getoption("conformance_explain_budget")
+        if self.explain_budget is not None and not 0 <= self.explain_budget < float("inf"):
+            raise pytest.UsageError(f"--conformance-explain-budget {self.explain_budget}: give seconds, 0 or more "
+                                    "(0: no explanation)")
+        self.started = time.monotonic()
         self.stale: dict[str, str] = {}  # "file:line" -> match, of expectations that match no item
         self.marks: dict[str, pytest.Mark] = {}
         self.case_dir = (config.getoption("cases") or bundled_case_dir()).resolve()
@@ -250,6 +256,8 @@ class SuiteSession:
         return f"PYTHONPATH={shlex.quote(adapter)} {shown}" if adapter else shown
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.directory is not None and exitstatus != pytest.ExitCode.INTERRUPTED and not self.fuzz_runs:
+            self.explain()
         for target in self.targets:
             if target.runner is not target.backend:
                 target.runner.close()
@@ -270,6 +278,42 @@ class SuiteSession:
                 self.config.get_terminal_writer().line(f"conformance: {e}", red=True)
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             self.directory.release()
+
+    def explain(self) -> None:
+        """The failure lines no defect model names, explained by experiment on the runners their items
+        ran on (``explain/lines.py``), within the budget; the records and the document carry it."""
+        from ..explain.lines import SHARE_OF_RUN, explain_lines
+        from ..scripts.items import ReproError, find_item
+
+        budget = SHARE_OF_RUN * (time.monotonic() - self.started) if self.explain_budget is None else self.explain_budget
+        if budget <= 0:
+            return
+
+        def find(record: ItemRecord) -> Item | None:
+            try:
+                return find_item(record["id"], self.case_dir, record.get("file"), self.items_of)
+            except ReproError:
+                return None
+
+        registry = (self.expansions.registry(self.case_dir, self.limits) if self.expansions
+                    else load_registry(self.case_dir, self.limits))
+        # Probes run in a child process, whatever --isolation says: a probe may crash or hang where
+        # no item did, and here, in the controller, that would cost the whole run's report.
+        runners = {t.backend.name: t.runner if isinstance(t.runner, IsolatedBackend) else IsolatedBackend(
+            t.spec, t.backend.name, t.backend.version, self.config.getoption("conformance_timeout"),
+            self.config.getoption("conformance_memory_limit") or None) for t in self.targets}
+        try:
+            done = explain_lines(self.results.records, runners, find, registry, self.seed, budget)
+        finally:
+            for target in self.targets:
+                if runners[target.backend.name] is not target.runner:
+                    runners[target.backend.name].close()
+        self.results.explanations = done.explanations
+        if done.explanations or done.left:
+            left = f"; {done.left} left, the budget ({budget:.0f} s) spent" if done.left else ""
+            self.config.get_terminal_writer().line(
+                f"conformance: {len(done.explanations)} failure line(s) explained by experiment ({done.probes} probe "
+                f"models, {done.seconds:.1f} s){left}")
 
     def items_of(self, file: Path) -> list[Item]:
         """A case file's items, through the expansion cache where there is one, each file once

@@ -264,6 +264,7 @@ def failure_clusters(items: list[Record], catalogue: Catalogue | None = None) ->
     _split_by_deciding_attributes(grouped, items)
     _merge_refusals_by_deciding_attributes(grouped, items)
     _split_checked_domains_by_rule(grouped)
+    _name_explained_lines(grouped)
     clusters: dict[str, list[Cluster]] = defaultdict(list)
     for (backend, signature), records in sorted(grouped.items(), key=lambda kv: (
             kv[0][0], DIAGNOSED not in kv[0][1], -len(kv[1]), kv[0][1])):
@@ -449,6 +450,31 @@ def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[R
             for predicate, keys in merge(lines, valid):
                 records = [r for key in keys for r in grouped.pop((backend, key))]
                 grouped[backend, f"{outcome} where {predicate}: {len(keys)} diagnostics of the runtime"] = records
+
+
+EXPLAINED = "one cause, by experiment: "
+
+
+def _name_explained_lines(grouped: dict[tuple[str, str], list[Record]]) -> None:
+    """Each line explained by experiment (``explain/``) named with what its probes measured; lines
+    whose explanations share a key (one operator, one minimal failure, the same deciding conditions)
+    are one line, named after the largest's explanation, each former line a sub-group."""
+    by_key: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (backend, signature), records in grouped.items():
+        keys = {(r.get("explanation") or {}).get("key", "") for r in records}
+        if len(keys) == 1 and "" not in keys:
+            by_key[backend, keys.pop()].append(signature)
+    for (backend, _), signatures in by_key.items():
+        lines = sorted(((s, grouped.pop((backend, s))) for s in signatures), key=lambda line: (-len(line[1]), line[0]))
+        signature, records = lines[0]
+        text = records[0]["explanation"]["text"]
+        if len(lines) == 1:
+            grouped[backend, f"{signature}: {text}"] = records
+        else:
+            # a joined line a model reproduced names it as a model's items, not as a diagnosed line
+            joined = "; ".join(s.replace(DIAGNOSED, "items a defect model reproduces, ") for s, _ in lines)
+            grouped[backend, f"{records[0]['outcome']}: {EXPLAINED}{text}; {len(lines)} lines joined: {joined}"] = [
+                r for _, rs in lines for r in rs]
 
 
 def undiagnosed_line(items: list[Record]) -> str | None:

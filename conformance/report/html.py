@@ -196,7 +196,9 @@ def _cluster(backend: str, index: int, cluster: Cluster, advice: Advice | None =
             "advice": _what_to_do(advice), "spans": f"{', '.join(cluster.op_versions)} · {', '.join(cluster.dtypes)}",
             "common": ", ".join(f"{k}={v}" for k, v in cluster.common_attributes.items()),
             "details": [(shorten(detail, 200), n) for detail, n in cluster.details],  # how its items differ in detail
-            "smallest": _failure(smallest), "others": [r["id"] for r in cluster.records if r is not smallest]}
+            "smallest": _failure(smallest), "others": [r["id"] for r in cluster.records if r is not smallest],
+            # what its experiment measured, in full (the line's name is cut for display)
+            "explained": (smallest.get("explanation") or {}).get("text", "")}
 
 
 def _divergences(items: list[ItemRecord]) -> list[tuple[str, str, list[tuple[str, int]]]]:

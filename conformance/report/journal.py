@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime, timezone
+from typing import Any
 
 from .record import SCHEMA_VERSION, Environment, ItemRecord, RunDocument, catalogue_of
 
@@ -14,8 +15,8 @@ JOURNAL_FILE = "results.journal.jsonl"
 
 
 def document_of(env: Environment, started: str, records: list[ItemRecord], collection_errors: dict[str, str],
-              partial: bool, interrupted: bool) -> RunDocument:
-    return {
+              partial: bool, interrupted: bool, explanations: list[dict[str, Any]] | None = None) -> RunDocument:
+    document: RunDocument = {
         "schema_version": SCHEMA_VERSION,
         "partial": partial,
         "interrupted": interrupted,
@@ -27,6 +28,9 @@ def document_of(env: Environment, started: str, records: list[ItemRecord], colle
         "items": sorted(records, key=lambda r: (r["id"], r["backend"])),
         "catalogue": catalogue_of(records),
     }
+    if explanations:  # the run's experiments (explain/lines.py), where it made some
+        document["explanations"] = explanations
+    return document
 
 
 def journal_document(lines: list[str], source: str) -> RunDocument:

@@ -58,6 +58,7 @@ class ItemRecord(TypedDict, total=False):
     retyped: list[str]  # the outputs answered in another element type, each a cause beside the values'
     where: str
     undiagnosed: str
+    explanation: dict[str, str]  # key, text, probed: its line's explanation by experiment, where it has one
     flaky: bool
     reason: str
     suite_error: bool
@@ -110,6 +111,7 @@ class RunDocument(TypedDict, total=False):
     items: list[ItemRecord]
     catalogue: dict[str, dict[str, Any]]  # the models the items name, each once (``catalogue_of``)
     fuzz: list[dict[str, Any]]  # `conformance fuzz` runs (schema's $defs/fuzz)
+    explanations: list[dict[str, Any]]  # the failure lines explained by experiment (explain/lines.py)
 
 
 def item_record(item: Item, case_dir: Path) -> ItemRecord:

@@ -128,6 +128,7 @@ class Results:
         self.started = _now()
         self.records: list[ItemRecord] = []
         self.collection_errors: dict[str, str] = {}
+        self.explanations: list[dict[str, Any]] = []  # the run's experiments, made at its end (explain/lines.py)
         self.journal: int | None = None
         if directory is not None:
             self.journal = _open_journal(Path(directory / JOURNAL_FILE))
@@ -167,7 +168,8 @@ class Results:
             self.write(partial=True, interrupted=interrupted)
 
     def document(self, partial: bool, interrupted: bool = False) -> RunDocument:
-        return document_of(self.env, self.started, self.records, self.collection_errors, partial, interrupted)
+        return document_of(self.env, self.started, self.records, self.collection_errors, partial, interrupted,
+                           self.explanations)
 
     def write(self, partial: bool, interrupted: bool = False) -> Path:
         assert self.directory is not None, "results without a report directory are never written"
