@@ -56,7 +56,12 @@ def drafted_by_line(lines: list[Cluster], items: list[ItemRecord], catalogue: Ca
         if not wrong:
             drafted.append((line, []))
         elif line.diagnosed:  # by cause: the items the model reproduces wherever they show, not the ids seen
-            drafted.append((line, _by_cause(wrong, {r["id"]: chosen[r["backend"], r["id"]] for r in wrong}, catalogue)))
+            # An item on a retyping's line whose values no model reproduces has no diagnosis an
+            # entry could take it by (an entry's diagnosis is read from the values'): its ids, then.
+            named = [r for r in wrong if (r["backend"], r["id"]) in chosen]
+            unnamed = [r for r in wrong if (r["backend"], r["id"]) not in chosen]
+            drafted.append((line, _by_cause(named, {r["id"]: chosen[r["backend"], r["id"]] for r in named}, catalogue)
+                            + (_by_globs(line, unnamed, others + [r["id"] for r in named]) if unnamed else [])))
         else:
             drafted.append((line, _by_globs(line, wrong, others)))
     return drafted

@@ -88,3 +88,33 @@ def test_a_float16_answer_in_float32_with_right_values_is_the_type_alone():
         assert names(verdict.diagnosis) == [TYPE_CAUSE] and "match no reading" not in verdict.message, (record["id"], verdict.message)
     (line,) = failure_clusters([r for _, r in judged])[backend.name]
     assert f"({TYPE_CAUSE})" in line.signature
+
+
+class Float16AnsweredAsFloat32WithAFlippedSign(Float16AnsweredAsFloat32):
+    """float16 answered in float32, and the first element's sign flipped: a bug no model names."""
+
+    def __init__(self):
+        super().__init__(None)
+        self.name = "float16-as-float32+flipped-sign"
+
+    def run(self, model, inputs):
+        outputs = super().run(model, inputs)
+        outputs[0] = outputs[0].copy()
+        outputs[0].reshape(-1)[:1] *= -1
+        return outputs
+
+
+def test_a_drafted_expectations_file_lists_a_retyped_item_whose_values_no_model_names():
+    """Its record sits on the retyping's line (diagnosed) with no diagnosis of its own: the draft
+    lists it by id, as an entry's diagnosis (read from the values') could not take it (a trial's
+    report crashed here: x2paddle's bfloat16 answered as float32, a subnormal's sign flipped)."""
+    from conformance.report.expectations_draft import drafted_by_line
+    from conformance.report.record import catalogue_of
+
+    backend = Float16AnsweredAsFloat32WithAFlippedSign()
+    found = [r for _, r in records(backend, float16_items("padding_is_zero")[:8])]
+    assert any(r.get("retyped") and not r.get("diagnosis") for r in found)
+    lines = failure_clusters(found)[backend.name]
+    drafted = drafted_by_line(lines, found, catalogue_of(found))
+    listed = {r["id"] for line, entries in drafted for r in line.records if entries}
+    assert listed == {r["id"] for r in found}
