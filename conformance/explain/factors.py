@@ -134,7 +134,8 @@ def changes(config: Config) -> Iterator[Change]:
 
 
 def _of_the_node(config: Config) -> Iterator[Change]:
-    """The operator version, the element type, Indices, each optional attribute left out."""
+    """The operator version, the element type, Indices, each optional attribute left out, and
+    strides, dilations and pads written out with their defaults where left out."""
     target, a = config["target"], config["attributes"]
     signature = target.signature
     for version in operators()[target.domain, target.op].versions:
@@ -152,6 +153,12 @@ def _of_the_node(config: Config) -> Iterator[Change]:
         yield Change("Indices", "Indices are asked for" if with_indices else "Indices are not asked for",
                      "without Indices" if with_indices else "with Indices",
                      changed(config, outputs=["Y"] if with_indices else ["Y", "Indices"]))
+    rank = rank_of(config)
+    for name, default in (("strides", [1] * rank), ("dilations", [1] * rank), ("pads", [0] * 2 * rank)):
+        if name in signature.attributes and name not in a and not (name == "pads" and _auto_padded(a)):
+            # written out with its default value: a runtime that defaults it otherwise shows here
+            yield Change(name, f"{name} is left out", f"{name} written out as {default}",
+                         changed(config, attributes=dict(a, **{name: default})))
     for name, value in a.items():
         if name in signature.required or name in PER_AXIS or name in ("pads", "activation_params"):
             continue
