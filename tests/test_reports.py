@@ -490,14 +490,22 @@ def test_a_difference_map_is_drawn_where_the_text_does_not_name_every_difference
 def test_summary_md_cuts_a_long_title_and_keeps_the_model_names():
     from conformance.report.results import shorten_keeping_names
 
+    names = {"nan_compared_as_mlas_pools", "nan_never_selected_seed_kept", "output_size_truncated",
+             "kernel_clipped_to_padded_input", "unpool_indices_per_plane", "unpool_summed_per_plane"}
     title = "fail: reproduced exactly by a defect model: " + "a long title " * 20
     line = f"{title}(nan_compared_as_mlas_pools, nan_never_selected_seed_kept); 3 of its items with another defect model"
-    cut = shorten_keeping_names(line, 160)
+    cut = shorten_keeping_names(line, 160, names)
     assert len(cut) <= 160 and cut.endswith("… (nan_compared_as_mlas_pools, nan_never_selected_seed_kept)"), cut
-    assert shorten_keeping_names("fail: Y values differ", 160) == "fail: Y values differ"
+    assert shorten_keeping_names("fail: Y values differ", 160, names) == "fail: Y values differ"
     either = ("fail: reproduced exactly by a defect model: " + "the first title " * 8 + "(output_size_truncated); or "
               + "the second title " * 8 + "(kernel_clipped_to_padded_input)")
-    cut = shorten_keeping_names(either, 160)
+    cut = shorten_keeping_names(either, 160, names)
     assert len(cut) <= 160 and cut.endswith("… (output_size_truncated; kernel_clipped_to_padded_input)"), cut
+    # prose in brackets, as the catalogue's own titles have it, is no name
+    planes = ("fail: reproduced exactly by a defect model: each index counts within each (n, c) plane "
+              + "of the output " * 8 + "(unpool_indices_per_plane); or summed within each (n, c) plane "
+              + "again " * 8 + "(unpool_summed_per_plane)")
+    cut = shorten_keeping_names(planes, 160, names)
+    assert cut.endswith("(unpool_indices_per_plane; unpool_summed_per_plane)") and "n, c;" not in cut, cut
     prose = "fail: reproduced exactly by a defect model: " + "a maximum as in C++ (std::max) " * 6 + "(nan_compared_as_mlas_pools)"
-    assert shorten_keeping_names(prose, 160).endswith("… (nan_compared_as_mlas_pools)")
+    assert shorten_keeping_names(prose, 160, names).endswith("… (nan_compared_as_mlas_pools)")

@@ -9,7 +9,7 @@ import re
 from collections import Counter, defaultdict
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from ..load.cases import inert
 from ..load.limits import ReadRefused, read_state_text
@@ -18,7 +18,7 @@ from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .fuzz_section import fuzz_markdown
 from .record import BackendRecord, Environment, ItemRecord, RunDocument
 from .journal import journal_document
-from .causes import Cluster, failing_items, failure_clusters, undiagnosed_line
+from .causes import Cluster, diagnoses, failing_items, failure_clusters, undiagnosed_line
 
 
 Record = ItemRecord
@@ -161,17 +161,26 @@ def shorten(text: str, width: int) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut[width // 2:] else cut).rstrip(" ,;:") + "…"
 
 
-def shorten_keeping_names(signature: str, width: int) -> str:
+def shorten_keeping_names(signature: str, width: int, names: Collection[str]) -> str:
     """A line's signature cut for display, its "(model names)" kept: a diagnosed line's title may
-    run long, and the names are what a reader looks up (what follows them goes first)."""
-    name = r"[a-z0-9_.+@-]+(?::[a-z0-9_.+@-]+)?"  # a model, its reading after one colon: "(std::max)" is prose
-    found = list(re.finditer(rf" \({name}(?:, {name})*\)", signature))
+    run long, and the names are what a reader looks up. What lies between the first title and the
+    names (a second title, a count) gives way first. Only a group of ``names`` (the diagnoses its
+    items carry) is kept: "(n, c)" or "(std::max)" in a title is prose."""
+    groups = [m for m in re.finditer(r" \(([^()]*)\)", signature)
+              if all(part in names for part in m.group(1).split(", "))]
     # every model named: a line reproduced by either of two models ("A (a); or B (b)") keeps both
     # names after the first title, never the second model's name alone after the first's title
-    names = " (" + "; ".join(match.group()[2:-1] for match in found) + ")"
-    if len(signature) <= width or not found or len(names) > width // 2:
+    kept = " (" + "; ".join(m.group(1) for m in groups) + ")"
+    if len(signature) <= width or not groups or len(kept) > width // 2:
         return shorten(signature, width)
-    return shorten(signature[:found[0].start()], width - len(names)) + names
+    return shorten(signature[:groups[0].start()], width - len(kept)) + kept
+
+
+def named_on(cluster: Cluster) -> set[str]:
+    """Every name a line's items are diagnosed by: each diagnosis, each of its models, each retyping."""
+    found = {d.name for r in cluster.records for d in diagnoses(r)}
+    found |= {m.spelled for r in cluster.records for d in diagnoses(r) for m in d.models}
+    return found | {name for r in cluster.records for name in r.get("retyped") or []}
 
 
 def backends(document: RunDocument) -> list[str]:
@@ -382,7 +391,7 @@ def render_markdown(document: RunDocument, clusters: dict[str, list[Cluster]] | 
         for cluster in found:
             said = (advice or {}).get((backend, cluster.signature))
             state = "" if said is None else "known, not listed: " if said.known else "new: "
-            lines.append(f"- {backend}: {state}{len(cluster.records)} × {shorten_keeping_names(cluster.signature, 160)} "
+            lines.append(f"- {backend}: {state}{len(cluster.records)} × {shorten_keeping_names(cluster.signature, 160, named_on(cluster))} "
                          f"(e.g. `{cluster.smallest['id']}`)")
             if said is not None and said.known:
                 lines.append("  - named by " + ", ".join(str(e.get("where") or e["match"]) for e in said.entries[:4]))
