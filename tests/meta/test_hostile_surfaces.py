@@ -151,3 +151,30 @@ def test_a_failed_setup_shows_npm_s_own_error_not_its_log_file(tmp_path, monkeyp
     assert main(["setup", "ort-js"]) == 1
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and out.rstrip().endswith("npm error 404 Not Found - GET onnxruntime-node"), out
+
+
+def test_report_html_and_the_scoreboard_escape_html_from_a_backend(two_backend_results, tmp_path):
+    """The pages are autoescaped templates (report/templating.py): a backend's words, a file's
+    name, a collection error and an experiment's text are text on the page, never markup."""
+    from conformance.report.html import render_html
+    from conformance.report.scoreboard import write_scoreboard
+
+    document = two_backend_results
+    failing = [r for r in document["items"] if r["outcome"] == "fail"]
+    failing[0].update(outcome="error", message=f"RuntimeError: {HOSTILE}", reason=HOSTILE)
+    failing[0].pop("diff")
+    for r in failing[1:]:
+        r["explanation"] = {"key": HOSTILE, "text": HOSTILE, "probed": r["id"]}
+    document["collection_errors"] = [{"node": HOSTILE, "message": HOSTILE}]
+    page = render_html(document)
+    assert "<script>" not in page and "<img" not in page and "&lt;script&gt;alert(1)" in page
+    runs = []
+    for release in ("1.0.0", "2.0.0"):
+        run = tmp_path / f"{release}.json"
+        for b in document["environment"]["backends"]:
+            b["version"] = release
+        run.write_text(json.dumps(document))
+        runs.append(run)
+    board = write_scoreboard(runs, tmp_path / "board").read_text()
+    # a cause's line is the runtime's words made generic ("alert(…)"), escaped as any text
+    assert "<script>" not in board and "<img" not in board and "&lt;script&gt;" in board
