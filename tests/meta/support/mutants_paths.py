@@ -5,7 +5,7 @@ and where the path selector it is named after holds (a rank, Indices asked for o
 type, N or C sizes, a channel-tile remainder, a kernel over 9 taps, an output width that is not a
 multiple of the vector width, an attribute written out...) it changes the attributes or the
 inputs, runs the reference, and changes its outputs the way the modelled kernel would. Elsewhere it
-answers as the reference does. `conformance/report/path_selectors.yaml` cites the source line behind each
+answers as the reference does. `conformance/docgen/path_selectors.yaml` cites the source line behind each
 selector; the mutation self-test (tests/meta/test_mutants.py) requires the fixed suite to catch each.
 """
 
