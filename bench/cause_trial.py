@@ -18,11 +18,10 @@ from conformance.load.cases import bundled_case_dir
 from conformance.outcomes import FAILING_WORDS
 from conformance.report.causes import failure_clusters
 from conformance.report.record import item_record
-from tests.support.bundled import bundled_items, bundled_registry
+from tests.support.bundled import bundled_items
 from tests.meta.support.mutants import MUTANTS, Mutant
-from tests.meta.support.mutant_backend import MutantBackend
+from tests.meta.support.mutant_backend import REGISTRY, MutantBackend
 
-REGISTRY = bundled_registry()
 # One root bug each, among them those a vendor trial met in tinygrad and onnx2torch.
 SINGLE = ["padding_is_zero", "accumulator_starts_at_zero", "indices_per_plane", "storage_order_ignored",
           "dilations_ignored", "same_total_without_dilation", "int8_compared_unsigned", "unpool_indices_per_plane",

@@ -225,3 +225,13 @@ def test_pytest_rewrites_none_of_the_suite_s_modules_in_the_processes_it_starts(
     monkeypatch.setenv("PYTHONPATH", str(PACKAGE_DIR.parent))  # on sys.path, as an installed wheel is
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-3000:]
+
+
+def test_the_entry_point_exports_every_hook_of_the_plugin():
+    """pytest loads the hooks of conformance.pytest_entry only: a hook added to the plugin's
+    package and not re-exported there would never run, and nothing would say so."""
+    import conformance.plugin as plugin
+    import conformance.pytest_entry as entry
+
+    hooks = {name for name in vars(plugin) if name.startswith("pytest_")}
+    assert hooks and hooks == {name for name in vars(entry) if name.startswith("pytest_")}

@@ -32,9 +32,9 @@ def fuzz_markdown(document: RunDocument) -> list[str]:
 
 def fuzz_runs(document: RunDocument) -> list[dict[str, Any]]:
     """The fuzz runs as the HTML page shows them (templates/report.html): each run's line and its
-    clusters, an optional field given as empty."""
+    clusters, an optional field as summary.md gives it (the cluster's name where it has no repro)."""
     return [{"line": _line(run), "clusters": [
         {"op": c["op"], "dtype": c["dtype"], "indices": bool(c.get("indices")), "outcome": c["outcome"], "kind": c["kind"],
-         "message": c["message"], "hits": c["hits"], "found_after": c.get("found_after", ""), "matters": c["matters"],
-         "repro": c.get("repro", ""), "case_file": c.get("case_file", "")} for c in run["clusters"]]}
+         "message": c["message"], "hits": c["hits"], "found_after": c.get("found_after", "?"), "matters": c["matters"],
+         "repro": c.get("repro", c["name"]), "case_file": c.get("case_file", "")} for c in run["clusters"]]}
         for run in document.get("fuzz") or []]

@@ -9,7 +9,6 @@ import re
 from collections import Counter
 from typing import Any
 
-from markupsafe import Markup
 
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .causes import Cluster, failure_clusters, failing_items, undiagnosed_line
@@ -18,7 +17,7 @@ from .known import Advice
 from .plots import plots
 from .record import ItemRecord, RunDocument
 from .results import backends, case_class, disagreements, divergences, errata, matrix, opset_regressions, refused_whole, shorten, totals, cannot_run
-from .templating import template
+from .templating import Markup, template
 
 SHOWN_FAILURES = 400  # item ids listed in the disagreements
 SHOWN_CLUSTERS = 60  # causes shown per backend: one backend's many never hide another's
@@ -39,7 +38,7 @@ def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None
     known_lines = {key for key, said in advice.items() if said.known}
     return template("report.html").render(
         names=names, header=_header(document), contents=_contents(items, names, document),
-        totals=[(n, totals(items).get(n, Counter())) for n in names],
+        totals=[(n, table.get(n, Counter())) for table in [totals(items)] for n in names],
         plots=Markup(plots(document, clusters, known_lines)),  # matplotlib's SVG, which escapes its own text
         regressions=_regressions(items), matrix=_matrix(items, names),
         disagreements=_disagreements(items) if len(names) > 1 else None,

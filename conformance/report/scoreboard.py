@@ -18,7 +18,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from markupsafe import Markup
 from packaging.version import InvalidVersion, Version
 
 from ..load.cases import inert
@@ -27,7 +26,7 @@ from ..outcomes import BACKEND_FAILURES, REPORT_WORDS, Outcome
 from .record import BackendRecord, ItemRecord, RunDocument
 from .results import MAX_RESULTS_BYTES, ResultsError, read_results, shorten
 from .causes import failure_clusters
-from .templating import template
+from .templating import Markup, template
 from ..atomic import write_atomically
 
 MAX_HISTORY_BYTES = 16 * 1024 * 1024

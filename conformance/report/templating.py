@@ -7,6 +7,9 @@ from functools import cache
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup  # Jinja2's own dependency: what a renderer marks as markup, the one way past escaping
+
+__all__ = ["Markup", "template"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
