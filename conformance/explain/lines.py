@@ -78,7 +78,8 @@ def explain_lines(records: list[ItemRecord], runners: Mapping[str, Backend], fin
                                 now + LINE_SHARE * (deadline - now) if number < len(lines) + len(diagnosed) - 1 else deadline)
         explanation = experiment.explain(smallest["id"], config)
         done.probes += experiment.probes
-        if explanation is not None:
+        # cut short before any factor was seen to decide, an experiment says nothing of the line
+        if explanation is not None and (explanation.complete or explanation.deciding):
             found.append((cluster, explanation))
             progress(f"{cluster.backend}: {cluster.signature[:80]}: {explanation.text()}")
     # a diagnosed line stays as its model names it unless its experiment agrees with an undiagnosed line's

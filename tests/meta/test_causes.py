@@ -150,7 +150,9 @@ def test_undiagnosed_values_are_grouped_by_the_windows_their_wrong_elements_shar
     model of a running maximum that starts at 0 and passes NaN over does) are one line."""
     clusters = _clusters_of_a_run(pytester, "NaNMaximaAsZero", "-m", "version12 and maxpool", "-k", "nan and 2d")
     undiagnosed = [c for c in clusters if not c.diagnosed]
-    assert [c.signature for c in undiagnosed] == ["fail: Y values differ in windows holding NaN"], [c.signature for c in clusters]
+    # its name, and what an experiment measured on it where the run's budget allowed one
+    assert [c.signature.split(": fails ")[0] for c in undiagnosed] == ["fail: Y values differ in windows holding NaN"], (
+        [c.signature for c in clusters])
     assert len({r["case"] for r in undiagnosed[0].records}) > 3  # one line over many cases and shapes
 
 
