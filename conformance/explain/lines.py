@@ -48,7 +48,7 @@ def of_valid_models(cluster: Cluster) -> bool:
 def explain_lines(records: list[ItemRecord], runners: Mapping[str, Backend], find: Callable[[ItemRecord], Item | None],
                   registry: dict[str, Ambiguity], seed: int, budget_s: float,
                   progress: Callable[[str], None] = lambda line: None) -> Explained:
-    """Explain the run's lines that need it (``needs_explaining``) on ``runners`` (backend name ->
+    """Explain the run's lines of valid models (``of_valid_models``) on ``runners`` (backend name ->
     the runner its items ran on), within ``budget_s`` seconds; each record of an explained line
     gets its ``explanation``."""
     done = Explained()
@@ -62,8 +62,9 @@ def explain_lines(records: list[ItemRecord], runners: Mapping[str, Backend], fin
     lines = sorted((c for c in valid if DIAGNOSED not in c.signature), key=lambda c: -len(c.records))
     diagnosed = sorted((c for c in valid if DIAGNOSED in c.signature), key=lambda c: len(c.records))
     found: list[tuple[Cluster, Explanation]] = []
-    for number, cluster in enumerate(lines + diagnosed):
-        if cluster in diagnosed and not any(c.backend == cluster.backend for c, _ in found):
+    queue = [(c, False) for c in lines] + [(c, True) for c in diagnosed]
+    for number, (cluster, named) in enumerate(queue):
+        if named and not any(c.backend == cluster.backend for c, _ in found):
             continue
         now = time.monotonic()
         if now >= deadline:
@@ -75,7 +76,7 @@ def explain_lines(records: list[ItemRecord], runners: Mapping[str, Backend], fin
         if config is None:
             continue
         experiment = Experiment(runners[cluster.backend], registry, seed, MAX_PROBES,
-                                now + LINE_SHARE * (deadline - now) if number < len(lines) + len(diagnosed) - 1 else deadline)
+                                now + LINE_SHARE * (deadline - now) if number < len(queue) - 1 else deadline)
         explanation = experiment.explain(smallest["id"], config)
         done.probes += experiment.probes
         # cut short before any factor was seen to decide, an experiment says nothing of the line
@@ -99,20 +100,16 @@ def explain_lines(records: list[ItemRecord], runners: Mapping[str, Backend], fin
 
 
 def _agreeing(found: list[tuple[Cluster, Explanation]]) -> list[list[tuple[Cluster, Explanation]]]:
-    """The explained lines in groups of one cause: each line with every line of its backend whose
-    experiment agrees with its own (``Explanation.agrees_with``), and with theirs, in the order found."""
-    group_of = list(range(len(found)))
-
-    def root(i: int) -> int:
-        while group_of[i] != i:
-            i = group_of[i]
-        return i
-
-    for i, (cluster, explanation) in enumerate(found):
-        for j in range(i):
-            if found[j][0].backend == cluster.backend and explanation.agrees_with(found[j][1]):
-                group_of[root(i)] = root(j)
-    groups: dict[int, list[tuple[Cluster, Explanation]]] = {}
-    for i, line in enumerate(found):
-        groups.setdefault(root(i), []).append(line)
-    return list(groups.values())
+    """The explained lines in groups of one cause, in the order found: a line joins the first group
+    of its backend whose every line's experiment agrees with its own (``Explanation.agrees_with``),
+    else starts one. Every pair in a group agrees: agreement is not carried from line to line, so
+    that two causes never meet through a third line that agrees with each."""
+    groups: list[list[tuple[Cluster, Explanation]]] = []
+    for cluster, explanation in found:
+        group = next((g for g in groups if g[0][0].backend == cluster.backend
+                      and all(explanation.agrees_with(other) for _, other in g)), None)
+        if group is None:
+            groups.append([(cluster, explanation)])
+        else:
+            group.append((cluster, explanation))
+    return groups

@@ -457,8 +457,8 @@ EXPLAINED = "one cause, by experiment: "
 
 def _name_explained_lines(grouped: dict[tuple[str, str], list[Record]]) -> None:
     """Each line explained by experiment (``explain/``) named with what its probes measured; lines
-    whose explanations share a key (one operator, one minimal failure, the same deciding conditions)
-    are one line, named after the largest's explanation, each former line a sub-group."""
+    whose records carry one key (a group of lines whose experiments agree, ``explain/lines.py``)
+    are one line, named with the group's words, each former line named in it."""
     by_key: dict[tuple[str, str], list[str]] = defaultdict(list)
     for (backend, signature), records in grouped.items():
         keys = {(r.get("explanation") or {}).get("key", "") for r in records}

@@ -9,7 +9,6 @@ import re
 from collections import Counter
 from typing import Any
 
-
 from ..outcomes import FAILING_WORDS, REPORT_WORDS, Outcome
 from .causes import Cluster, failure_clusters, failing_items, undiagnosed_line
 from .fuzz_section import fuzz_runs
@@ -36,9 +35,10 @@ def render_html(document: RunDocument, clusters: dict[str, list[Cluster]] | None
     clusters = failure_clusters(items, document["catalogue"]) if clusters is None else clusters
     advice = advice or {}
     known_lines = {key for key, said in advice.items() if said.known}
+    counted = totals(items)
     return template("report.html").render(
         names=names, header=_header(document), contents=_contents(items, names, document),
-        totals=[(n, table.get(n, Counter())) for table in [totals(items)] for n in names],
+        totals=[(n, counted.get(n, Counter())) for n in names],
         plots=Markup(plots(document, clusters, known_lines)),  # matplotlib's SVG, which escapes its own text
         regressions=_regressions(items), matrix=_matrix(items, names),
         disagreements=_disagreements(items) if len(names) > 1 else None,
