@@ -14,7 +14,7 @@ import numpy as np
 
 from ..expand.items import Item
 from ..fuzz.engine import palette_as
-from ..fuzz.space import Target, with_changes
+from ..fuzz.space import Target, on_axes, with_changes
 from ..load.geometry_checks import pool_output_shape
 from ..load.operators import operators
 from ..semantics import GeometryError
@@ -96,16 +96,8 @@ def changed(config: Config, **changes: Any) -> Config:
 
 
 def with_axes(config: Config, kept: list[int]) -> Config:
-    """``config`` on the spatial axes ``kept`` (source axis indices, a repeat adds a copy of that axis)."""
-    rank = rank_of(config)
-    a = {}
-    for name, value in config["attributes"].items():
-        if name == "pads" and isinstance(value, list) and len(value) == 2 * rank:
-            value = [value[i] for i in kept] + [value[rank + i] for i in kept]
-        elif name in PER_AXIS and isinstance(value, list) and len(value) == rank:
-            value = [value[i] for i in kept]
-        a[name] = value
-    return changed(config, shape=config["shape"][:2] + [config["shape"][2 + i] for i in kept], attributes=a)
+    """``config`` on the spatial axes ``kept`` (fuzz/space.py's ``on_axes``), its values kept where its shape stays."""
+    return changed(config, **on_axes(config, kept))
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from ..report.causes import diagnostic, generic_words, title
 from ..outcomes import BACKEND_FAILURES, Outcome
 from ..expand.items import Item
 from .cases import NotDrawable, build_item
-from .space import Target, configurations, strata, with_changes
+from .space import Target, configurations, on_axes, strata, with_changes
 
 DEFAULT_BUDGET = 1000
 DEFAULT_SHRINK_S = 20.0  # per cluster
@@ -535,7 +535,7 @@ def variations(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     else:
         yield "C=8", with_changes(config, shape=[shape[0], 8] + shape[2:])
     if rank > 1 and not config.get("reject"):
-        yield f"rank={rank - 1}", _one_axis_fewer(config)
+        yield f"rank={rank - 1}", with_changes(config, **on_axes(config, list(range(rank - 1))))
     filling = config["filling"]
     if filling["rate"]:
         yield "no special values", with_changes(config, filling=dict(filling, rate=0.0))
@@ -545,22 +545,6 @@ def variations(config: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"without {value}", with_changes(config, filling=dict(filling, palette=rest))
     if filling["base"] == "ties":
         yield "distinct values", with_changes(config, filling=dict(filling, base="distinct"))
-
-
-def _one_axis_fewer(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` without its last spatial axis (every per-axis attribute shortened)."""
-    rank = len(config["shape"]) - 2
-    a = {}
-    for name, value in config["attributes"].items():
-        if name == "pads":
-            value = value[:rank - 1] + value[rank:2 * rank - 1]
-        elif isinstance(value, list) and len(value) == rank and name != "activation_params":
-            value = value[:-1]
-        a[name] = value
-    changes: dict[str, Any] = {"shape": config["shape"][:-1], "attributes": a}
-    if config.get("output_shape_growth"):
-        changes["output_shape_growth"] = config["output_shape_growth"][:-1]
-    return with_changes(config, **changes)
 
 
 def palette_as(palette: list, dtype: str) -> list | None:

@@ -560,3 +560,21 @@ def with_changes(config: dict[str, Any], **changes: Any) -> dict[str, Any]:
     changed = copy.deepcopy(config)
     changed.update(changes)
     return changed
+
+
+def on_axes(config: dict[str, Any], kept: list[int]) -> dict[str, Any]:
+    """The changes that put ``config`` on its spatial axes ``kept`` (indices of its axes; one given
+    twice adds a copy of it): the shape, every per-axis attribute, pads' begins and ends, and a
+    MaxUnpool's output_shape growth."""
+    rank = len(config["shape"]) - 2
+    a = {}
+    for name, value in config["attributes"].items():
+        if name == "pads" and isinstance(value, list) and len(value) == 2 * rank:
+            value = [value[i] for i in kept] + [value[rank + i] for i in kept]
+        elif isinstance(value, list) and len(value) == rank and name != "activation_params":
+            value = [value[i] for i in kept]
+        a[name] = value
+    changes: dict[str, Any] = {"shape": config["shape"][:2] + [config["shape"][2 + i] for i in kept], "attributes": a}
+    if config.get("output_shape_growth"):
+        changes["output_shape_growth"] = [config["output_shape_growth"][i] for i in kept]
+    return changes
