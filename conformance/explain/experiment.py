@@ -107,9 +107,10 @@ class Explanation:
             set(other.deciding) - set(self.deciding)) & self.measured
 
     def text(self) -> str:
-        """The conditions, and the minimal model they were measured on (the same words on every run
-        that measures the same: the probes' count is in results.json, not in a line's name)."""
-        return (f"{self.conditions} (by experiment{'' if self.complete else ', cut short by its budget'}; "
+        """The conditions, where they were measured (from the line's smallest item: the line's other
+        items are not probed) and the minimal model (the same words on every run that measures the
+        same: the probes' count is in results.json, not in a line's name)."""
+        return (f"{self.conditions} (by experiment on its smallest item{'' if self.complete else ', cut short by its budget'}; "
                 f"minimal model {described(self.minimal)})")
 
     def as_json(self) -> dict[str, Any]:

@@ -452,7 +452,7 @@ def _merge_refusals_by_deciding_attributes(grouped: dict[tuple[str, str], list[R
                 grouped[backend, f"{outcome} where {predicate}: {len(keys)} diagnostics of the runtime"] = records
 
 
-EXPLAINED = "one cause, by experiment: "
+EXPLAINED = "lines whose experiments agree: "  # what was measured, not a cause proven
 
 
 def _name_explained_lines(grouped: dict[tuple[str, str], list[Record]]) -> None:
